@@ -1,0 +1,80 @@
+-- tunetab database schema. Each migration is one block, applied in order inside a transaction;
+-- PRAGMA user_version records how many have been applied. Never edit a released block: append one.
+-- @migration 1
+CREATE TABLE devices (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  arch TEXT NOT NULL,
+  cu_count INTEGER NOT NULL,
+  clock_khz INTEGER NOT NULL,
+  mem_clock_khz INTEGER NOT NULL,
+  l2_bytes INTEGER NOT NULL,
+  driver_version INTEGER NOT NULL,
+  runtime_version INTEGER NOT NULL,
+  compiler_version TEXT NOT NULL,
+  UNIQUE (name, arch, cu_count, clock_khz, mem_clock_khz, driver_version, runtime_version, compiler_version)
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  finished_at TEXT,
+  command TEXT NOT NULL,
+  tunetab_version TEXT NOT NULL,
+  device_id INTEGER REFERENCES devices(id),
+  status TEXT NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'finished', 'failed', 'interrupted'))
+);
+CREATE TABLE problems (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL,
+  key TEXT NOT NULL,
+  json TEXT NOT NULL,
+  UNIQUE (family, key)
+);
+CREATE TABLE configs (
+  id INTEGER PRIMARY KEY,
+  family TEXT NOT NULL,
+  name TEXT NOT NULL,
+  json TEXT NOT NULL,
+  UNIQUE (family, name)
+);
+CREATE TABLE code_objects (
+  key_hash TEXT PRIMARY KEY,
+  key_text TEXT NOT NULL,
+  family TEXT NOT NULL,
+  name_expression TEXT NOT NULL,
+  lowered_name TEXT,
+  arch TEXT NOT NULL,
+  compiler_version TEXT NOT NULL,
+  tunetab_version TEXT NOT NULL,
+  ok INTEGER NOT NULL,
+  binary BLOB,
+  log TEXT NOT NULL DEFAULT '',
+  compile_ms REAL NOT NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE TABLE results (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  tunetab_version TEXT NOT NULL,
+  disposition TEXT NOT NULL CHECK (disposition IN ('passed', 'incorrect', 'out_of_bounds', 'faulted', 'timed_out',
+                                                   'compile_failed', 'launch_failed', 'not_supported')),
+  detail TEXT NOT NULL DEFAULT '',
+  code_key TEXT,
+  index_bits INTEGER,
+  rel_l2 REAL,
+  max_abs REAL,
+  err_ratio REAL,
+  median_us REAL,
+  min_us REAL,
+  spread REAL,
+  iterations INTEGER,
+  timing_phase TEXT,
+  tflops REAL,
+  bw_gbs REAL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  UNIQUE (device_id, problem_id, config_id, tunetab_version)
+);
+CREATE INDEX results_by_problem ON results (device_id, problem_id, disposition, median_us);

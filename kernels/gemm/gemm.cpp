@@ -1,0 +1,200 @@
+#include "kernels/gemm/gemm.h"
+
+#include <cstdio>
+#include <regex>
+
+#include "tuner/error.h"
+
+namespace tunetab::gemm {
+
+std::string to_string(DType d) {
+  switch (d) {
+    case DType::kBf16: return "bf16";
+    case DType::kF16: return "f16";
+    case DType::kF32: return "f32";
+  }
+  return "?";
+}
+
+std::string to_torch(DType d) {
+  switch (d) {
+    case DType::kBf16: return "torch.bfloat16";
+    case DType::kF16: return "torch.float16";
+    case DType::kF32: return "torch.float32";
+  }
+  return "?";
+}
+
+DType dtype_from_string(const std::string& s) {
+  if (s == "bf16" || s == "torch.bfloat16") return DType::kBf16;
+  if (s == "f16" || s == "fp16" || s == "torch.float16") return DType::kF16;
+  if (s == "f32" || s == "fp32" || s == "torch.float32") return DType::kF32;
+  throw_input("unknown dtype '" + s + "': expected bf16, f16, f32 or their torch.* names");
+}
+
+std::string Problem::key() const {
+  return "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k) + ",in=" + to_string(in) +
+         ",out=" + to_string(out) + ",bias=" + (bias ? "1" : "0");
+}
+
+nlohmann::json Problem::to_json() const {
+  return {{"m", m}, {"n", n}, {"k", k}, {"in", to_string(in)}, {"out", to_string(out)}, {"bias", bias}};
+}
+
+static const char* math_name(Math m) {
+  switch (m) {
+    case Math::kSimt: return "simt";
+    case Math::kTensorCore: return "mma";
+    case Math::kWgmma: return "wgmma";
+  }
+  return "?";
+}
+
+std::string Config::name() const {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s_v%d_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
+                math_name(math), vec, split_k);
+  return buf;
+}
+
+Config Config::from_name(const std::string& name) {
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma)_v(\d+)_sk(\d+))");
+  std::smatch mt;
+  if (!std::regex_match(name, mt, re))
+    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_mma|simt_v<V>_sk<SK>)");
+  Config c;
+  c.block_m = std::stoi(mt[1]);
+  c.block_n = std::stoi(mt[2]);
+  c.block_k = std::stoi(mt[3]);
+  c.warp_m = std::stoi(mt[4]);
+  c.warp_n = std::stoi(mt[5]);
+  c.stages = std::stoi(mt[6]);
+  c.math = mt[7] == "mma" ? Math::kTensorCore : mt[7] == "wgmma" ? Math::kWgmma : Math::kSimt;
+  c.vec = std::stoi(mt[8]);
+  c.split_k = std::stoi(mt[9]);
+  return c;
+}
+
+nlohmann::json Config::to_json() const {
+  return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m},
+          {"warp_n", warp_n},   {"stages", stages},   {"math", math_name(math)},
+          {"vec", vec},         {"split_k", split_k}};
+}
+
+namespace {
+struct Tile {
+  int block_m, block_n, block_k, warp_m, warp_n;
+};
+// clang-format off
+constexpr Tile kTiles[] = {
+  // block_m block_n block_k warp_m warp_n      warps
+  {  16,      64,     64,     16,    16 },  // 4: skinny M, weight-bandwidth bound
+  {  16,     128,     64,     16,    32 },  // 4
+  {  16,     256,     64,     16,    64 },  // 4
+  {  32,     128,     64,     32,    32 },  // 4
+  {  32,     256,     64,     32,    64 },  // 4
+  {  64,      64,     64,     32,    32 },  // 4
+  {  64,     128,     32,     32,    64 },  // 4
+  {  64,     256,     32,     64,    64 },  // 4
+  { 128,      64,     32,     64,    32 },  // 4
+  { 128,     128,     32,     64,    64 },  // 4
+  { 128,     128,     32,     64,    32 },  // 8
+  { 128,     256,     32,     64,    64 },  // 8
+  { 256,     128,     32,     64,    64 },  // 8
+};
+// wgmma (sm_90a): one warpgroup per 64 rows spanning block_n; 128-byte swizzled K tiles of 64.
+constexpr Tile kWgmmaTiles[] = {
+  {  64,      64,     64,     64,    64 },
+  {  64,     128,     64,     64,   128 },
+  {  64,     256,     64,     64,   256 },
+  { 128,      64,     64,     64,    64 },
+  { 128,     128,     64,     64,   128 },
+  { 128,     256,     64,     64,   256 },
+};
+constexpr int kWgmmaStages[] = {3, 4};
+constexpr Tile kSimtTiles[] = {
+  {  16,      64,     64,     16,    16 },
+  {  64,      64,     32,     32,    32 },
+};
+constexpr int kStages[] = {2, 3, 4};
+constexpr int kVecs[] = {8, 4};
+constexpr int kSplits[] = {1, 2, 3, 4, 6, 8, 12, 16};
+// clang-format on
+
+Config make(const Tile& t, int stages, Math math, int vec, int split) {
+  return Config{t.block_m, t.block_n, t.block_k, t.warp_m, t.warp_n, stages, math, vec, split};
+}
+}  // namespace
+
+std::vector<Config> enumerate() {
+  std::vector<Config> out;
+  for (const Tile& t : kTiles)
+    for (int s : kStages)
+      for (int v : kVecs)
+        for (int sk : kSplits) out.push_back(make(t, s, Math::kTensorCore, v, sk));
+  for (const Tile& t : kWgmmaTiles)
+    for (int s : kWgmmaStages)
+      for (int sk : kSplits) out.push_back(make(t, s, Math::kWgmma, 8, sk));
+  for (const Tile& t : kSimtTiles)
+    for (int sk : kSplits) out.push_back(make(t, 2, Math::kSimt, 8, sk));
+  return out;
+}
+
+int solution_index(const Config& c) {
+  static const std::vector<Config> all = enumerate();
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (all[i] == c) return static_cast<int>(i);
+  return -1;
+}
+
+static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t k_per_split(const Problem& p, const Config& c) {
+  return ceil_div(ceil_div(p.k, c.split_k), c.block_k) * c.block_k;
+}
+
+std::optional<std::string> why_unsupported(const Problem& p, const Config& c, const Target& t) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "M, N and K must be positive";
+  if (p.in != DType::kBf16) return "inputs must be bf16 (got " + to_string(p.in) + ")";
+  if (p.out != DType::kBf16) return "output must be bf16 (got " + to_string(p.out) + ")";
+  if (p.bias) return "bias epilogue is not implemented";
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
+  if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
+  if (p.k % c.vec != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of the vector width " + std::to_string(c.vec);
+  if (t.max_smem_per_block > 0 && c.shared_bytes() > t.max_smem_per_block)
+    return "needs " + std::to_string(c.shared_bytes()) + " B of shared memory, target has " +
+           std::to_string(t.max_smem_per_block);
+  if (c.math == Math::kWgmma && t.nvidia && t.arch != "sm_90a")
+    return "wgmma needs sm_90a (target " + t.arch + ")";
+  if (c.split_k > 1) {
+    const std::int64_t kps = k_per_split(p, c);
+    if (ceil_div(p.k, kps) != c.split_k) return "split-K " + std::to_string(c.split_k) + " leaves empty splits for K=" + std::to_string(p.k);
+    const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
+    // NOTE: split-K pays while the output tiles fill few waves; beyond that it only adds partial traffic.
+    if (t.cu_count > 0 && tiles >= 4 * static_cast<std::int64_t>(t.cu_count))
+      return "split-K only pays when output tiles (" + std::to_string(tiles) + ") < 4x CUs (" + std::to_string(t.cu_count) + ")";
+    if (t.cu_count > 0 && tiles * c.split_k > 8 * static_cast<std::int64_t>(t.cu_count))
+      return "split-K " + std::to_string(c.split_k) + " oversubscribes the CUs";
+  }
+  return std::nullopt;
+}
+
+std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
+  std::vector<BufferBound> b = {{"A", p.m * p.k - 1}, {"B", p.n * p.k - 1}, {"C", p.m * p.n - 1}};
+  if (c.split_k > 1) b.push_back({"workspace", c.split_k * p.m * p.n - 1});
+  return b;
+}
+
+std::vector<KernelSource> kernels(const Config& c, int index_bits) {
+  KernelSource k;
+  k.family = kFamily;
+  k.source = "#include \"gemm_bf16.h\"\n";
+  k.name_expression = "tt::gemm_bf16_tn<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
+                      std::to_string(c.block_k) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(c.warp_n) +
+                      ", " + std::to_string(c.stages) + ", " + std::to_string(static_cast<int>(c.math)) + ", " +
+                      std::to_string(c.vec) + ", " + (index_bits == 64 ? "long long" : "int") + ">";
+  k.parameters = "tt::GemmArgs";
+  return {k};
+}
+
+}  // namespace tunetab::gemm

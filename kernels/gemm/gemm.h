@@ -1,0 +1,124 @@
+// Host side of the bf16 GEMM family: C[m,n] = A[m,k] * B[n,k]^T, bf16 in, fp32 accumulate, bf16 out.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/family.h"
+#include "tuner/hip/runtime.h"
+
+namespace tunetab::gemm {
+
+inline constexpr const char* kFamily = "gemm_bf16";
+
+enum class DType { kBf16, kF16, kF32 };
+std::string to_string(DType d);       // "bf16"
+std::string to_torch(DType d);        // "torch.bfloat16", AITER's spelling
+DType dtype_from_string(const std::string& s);  // accepts both spellings; Input error otherwise
+
+struct Problem {
+  std::int64_t m = 0, n = 0, k = 0;
+  DType in = DType::kBf16;
+  DType out = DType::kBf16;
+  bool bias = false;
+
+  std::string key() const;  // "m=304,n=3072,k=1536,in=bf16,out=bf16,bias=0"
+  nlohmann::json to_json() const;
+  std::int64_t flops() const { return 2 * m * n * k; }
+  std::int64_t min_bytes() const { return 2 * (m * k + n * k + m * n); }
+};
+
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2 };  // portable FMA, mma.sync, sm_90a wgmma
+
+struct Config {
+  int block_m = 0, block_n = 0, block_k = 0;
+  int warp_m = 0, warp_n = 0;
+  int stages = 0;
+  Math math = Math::kTensorCore;
+  int vec = 8;       // elements per global load: 8 (16 B) or 4 (8 B)
+  int split_k = 1;   // run-time: does not change the code object
+
+  /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows. Mirrors TT_GEMM_THREADS.
+  int threads() const {
+    return math == Math::kWgmma ? (block_m / 64) * 128 : (block_m / warp_m) * (block_n / warp_n) * 32;
+  }
+  /// Padded tiles (portable and mma.sync paths); wgmma's swizzled tiles are smaller but need 1 KiB
+  /// alignment slack. The same instance runs the portable path on other targets, so take the larger.
+  int shared_bytes() const {
+    return stages * (block_m + block_n) * (block_k + 8) * 2 + (math == Math::kWgmma ? 1024 : 0);
+  }
+  /// "m128n128k32_w64x64_s4_mma_v8_sk1": stable, and parsed back by from_name().
+  std::string name() const;
+  static Config from_name(const std::string& name);
+  nlohmann::json to_json() const;
+  bool operator==(const Config&) const = default;
+};
+
+/// The whole config space (every tile, stage count, math path, vector width and split-K).
+std::vector<Config> enumerate();
+/// Index of `c` in enumerate(), the `solidx` of exported rows; -1 if it is not there.
+int solution_index(const Config& c);
+
+/// Reason the config cannot serve the problem on the target, or nullopt.
+std::optional<std::string> why_unsupported(const Problem& p, const Config& c, const Target& t);
+
+/// Splits K evenly into multiples of block_k.
+std::int64_t k_per_split(const Problem& p, const Config& c);
+std::vector<BufferBound> index_bounds(const Problem& p, const Config& c);
+
+/// The pipeline: one kernel; `index_bits` picks the 32- or 64-bit address arithmetic instance.
+std::vector<KernelSource> kernels(const Config& c, int index_bits);
+
+/// Device inputs and outputs for one problem, with rotating copies for timing.
+class Workload {
+ public:
+  Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std::size_t workspace_bytes);
+  int sets() const { return static_cast<int>(sets_.size()); }
+  /// Launches the candidate on input set `set`.
+  void launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s);
+  /// Fills set 0's output with NaN (0xFFFF) so any element left unwritten fails validation.
+  void poison_output();
+  std::vector<std::uint16_t> download_output() const;
+  /// C = A B^T on the CPU (Eigen, fp32 accumulation), computed once and cached.
+  const std::vector<float>& reference();
+
+ private:
+  struct Set {
+    DeviceBuffer a, b, c;
+  };
+  Problem p_;
+  std::vector<std::uint16_t> a_, b_;
+  std::vector<float> ref_;
+  std::vector<Set> sets_;
+  DeviceBuffer workspace_, counters_;
+};
+
+/// Elementwise comparison of a bf16 output with the fp32 reference.
+struct Comparison {
+  double rel_l2 = 0;
+  double max_abs = 0;
+  double err_ratio = 0;         // fraction of elements outside atol + rtol * |ref|
+  std::int64_t non_finite = 0;  // NaN or Inf: never passes (unwritten outputs are NaN)
+  std::int64_t first_bad = -1;
+  bool passed = false;
+  std::string summary() const;
+};
+struct Tolerance {
+  double rtol = 1.0 / 128;    // bf16 output rounding is 2^-9 relative; 4x margin
+  double atol_rms = 1e-3;     // absolute slack, as a fraction of the reference's RMS
+  double max_rel_l2 = 5e-3;
+};
+Comparison compare(const std::vector<std::uint16_t>& out, const std::vector<float>& ref, const Tolerance& tol);
+
+/// Host-side reference (Eigen), exposed for tests.
+std::vector<float> reference_gemm(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,
+                                  std::int64_t m, std::int64_t n, std::int64_t k);
+float bf16_to_float(std::uint16_t h);
+std::uint16_t float_to_bf16(float f);
+/// Uniform [-1, 1) bf16 values from a fixed seed (splitmix64).
+std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed);
+
+}  // namespace tunetab::gemm

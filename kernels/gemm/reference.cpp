@@ -1,0 +1,159 @@
+// bf16 GEMM: random inputs, the Eigen reference, comparison, and the device workload (launch).
+#include <Eigen/Dense>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/gemm/gemm.h"
+#include "tuner/error.h"
+
+namespace tunetab::gemm {
+
+float bf16_to_float(std::uint16_t h) {
+  std::uint32_t u = static_cast<std::uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+std::uint16_t float_to_bf16(float f) {
+  std::uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<std::uint16_t>(x >> 16);
+}
+
+std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed) {
+  std::vector<std::uint16_t> out(count);
+  std::uint64_t s = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+  for (auto& v : out) {
+    s += 0x9e3779b97f4a7c15ull;
+    std::uint64_t z = s;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+    v = float_to_bf16(2.0f * u - 1.0f);
+  }
+  return out;
+}
+
+std::vector<float> reference_gemm(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,
+                                  std::int64_t m, std::int64_t n, std::int64_t k) {
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  RowMajor ea(m, k), eb(n, k);
+  for (std::int64_t i = 0; i < m * k; ++i) ea.data()[i] = bf16_to_float(a[i]);
+  for (std::int64_t i = 0; i < n * k; ++i) eb.data()[i] = bf16_to_float(b[i]);
+  RowMajor c = ea * eb.transpose();
+  return std::vector<float>(c.data(), c.data() + m * n);
+}
+
+std::string Comparison::summary() const {
+  char buf[256];
+  std::snprintf(buf, sizeof(buf), "rel_l2=%.3g max_abs=%.3g err_ratio=%.3g non_finite=%lld first_bad=%lld", rel_l2,
+                max_abs, err_ratio, static_cast<long long>(non_finite), static_cast<long long>(first_bad));
+  return buf;
+}
+
+Comparison compare(const std::vector<std::uint16_t>& out, const std::vector<float>& ref, const Tolerance& tol) {
+  TUNETAB_ASSERT(out.size() == ref.size(), "output and reference sizes differ");
+  const std::int64_t n = static_cast<std::int64_t>(ref.size());
+  double ref_sq = 0;
+#pragma omp parallel for reduction(+ : ref_sq)
+  for (std::int64_t i = 0; i < n; ++i) ref_sq += static_cast<double>(ref[i]) * ref[i];
+  const double rms = n ? std::sqrt(ref_sq / n) : 0;
+  const double atol = tol.atol_rms * rms;
+  double diff_sq = 0, max_abs = 0;
+  std::int64_t bad = 0, non_finite = 0, first_bad = std::numeric_limits<std::int64_t>::max();
+#pragma omp parallel for reduction(+ : diff_sq, bad, non_finite) reduction(max : max_abs) reduction(min : first_bad)
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float o = bf16_to_float(out[i]);
+    if (!std::isfinite(o)) {
+      ++non_finite;
+      ++bad;
+      first_bad = std::min(first_bad, i);
+      continue;
+    }
+    const double d = std::fabs(static_cast<double>(o) - ref[i]);
+    diff_sq += d * d;
+    max_abs = std::max(max_abs, d);
+    if (d > atol + tol.rtol * std::fabs(ref[i])) {
+      ++bad;
+      first_bad = std::min(first_bad, i);
+    }
+  }
+  Comparison c;
+  c.rel_l2 = non_finite ? std::numeric_limits<double>::infinity() : (ref_sq > 0 ? std::sqrt(diff_sq / ref_sq) : std::sqrt(diff_sq));
+  c.max_abs = non_finite ? std::numeric_limits<double>::infinity() : max_abs;
+  c.err_ratio = n ? static_cast<double>(bad) / n : 0;
+  c.non_finite = non_finite;
+  c.first_bad = bad ? first_bad : -1;
+  c.passed = bad == 0 && c.rel_l2 <= tol.max_rel_l2;
+  return c;
+}
+
+// NOTE: mirrors tt::GemmArgs in templates/gemm_bf16.h field for field.
+struct GemmArgs {
+  const void* a;
+  const void* b;
+  void* c;
+  float* workspace;
+  unsigned* counters;
+  int m, n, k;
+  int splits;
+  int k_per_split;
+};
+
+Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std::size_t workspace_bytes)
+    : p_(p) {
+  a_ = random_bf16(static_cast<std::size_t>(p.m * p.k), seed);
+  b_ = random_bf16(static_cast<std::size_t>(p.n * p.k), seed ^ 0x5bd1e995ull);
+  const std::size_t a_bytes = a_.size() * 2, b_bytes = b_.size() * 2, c_bytes = static_cast<std::size_t>(p.m * p.n) * 2;
+  for (int s = 0; s < std::max(1, rotating_sets); ++s) {
+    Set set{DeviceBuffer(a_bytes), DeviceBuffer(b_bytes), DeviceBuffer(c_bytes)};
+    set.a.upload(a_.data(), a_bytes);
+    set.b.upload(b_.data(), b_bytes);
+    sets_.push_back(std::move(set));
+  }
+  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes);
+  // One counter per output tile of the smallest tile (16x64) covers every config.
+  const std::size_t counters = static_cast<std::size_t>(((p.m + 15) / 16) * ((p.n + 63) / 64));
+  counters_ = DeviceBuffer(counters * sizeof(unsigned));
+  counters_.fill_bytes(0);
+}
+
+void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
+  TUNETAB_ASSERT(pipeline.size() == 1, "gemm_bf16 is a one-kernel pipeline");
+  Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
+  if (c.split_k > 1) {
+    const std::size_t need = static_cast<std::size_t>(c.split_k) * p_.m * p_.n * sizeof(float);
+    TUNETAB_ASSERT(workspace_.bytes() >= need, "split-K workspace too small");
+  }
+  GemmArgs args{st.a.get(), st.b.get(), st.c.get(), static_cast<float*>(workspace_.get()),
+                static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
+                static_cast<int>(p_.k), c.split_k, static_cast<int>(k_per_split(p_, c))};
+  void* params[] = {&args};
+  LaunchDims d;
+  d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
+  d.grid[1] = static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);
+  d.grid[2] = static_cast<unsigned>(c.split_k);
+  d.block[0] = static_cast<unsigned>(c.threads());
+  d.shared_bytes = static_cast<unsigned>(c.shared_bytes());
+  tunetab::launch(*pipeline[0], d, s, params);
+}
+
+void Workload::poison_output() { sets_[0].c.fill_bytes(0xff); }
+
+std::vector<std::uint16_t> Workload::download_output() const {
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.m * p_.n));
+  sets_[0].c.download(out.data(), out.size() * 2);
+  return out;
+}
+
+const std::vector<float>& Workload::reference() {
+  if (ref_.empty()) ref_ = reference_gemm(a_, b_, p_.m, p_.n, p_.k);
+  return ref_;
+}
+
+}  // namespace tunetab::gemm

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Every GPU test plus a small end-to-end tune, on the device machine (binaries from scripts/build_device.sh).
+# Prints a summary last; logs and the exported table go to $OUT (or ./out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=${BIN:-.carry}
+out=${OUT:-out}
+mkdir -p "$out"
+status=0
+step() {  # step NAME command...
+  local name=$1
+  shift
+  local t0=$SECONDS
+  if "$@" >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
+  summary+=$(printf '%-10s %-7s %4ss  %s' "$name" "$r" $((SECONDS - t0)) "$(tail -n 1 "$out/$name.log")")$'\n'
+}
+summary=""
+"$bin/tunetab" devices | tee "$out/devices.log"
+step unit "$bin/tunetab_unit_tests" --gtest_brief=1
+step gpu "$bin/tunetab_gpu_tests"
+shapes="1,3072,1536;16,6144,2048;304,3072,1536;336,3072,6144;1024,6144,2048"
+step tune "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" --export "$out/e2e_bf16_tuned_gemm.csv" --no-progress
+step resume "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" --no-progress
+step export "$bin/tunetab" export --db "$out/e2e.db" -o "$out/e2e_reexport.csv"
+step same cmp "$out/e2e_bf16_tuned_gemm.csv" "$out/e2e_reexport.csv"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/gpu.log" || true
+sed -n '/^M /,$p' "$out/tune.log"
+echo "---- gpu_check summary ----"
+printf '%s' "$summary"
+exit $status

@@ -1,0 +1,495 @@
+// bf16 GEMM, C[m,n] = A[m,k] * B[n,k]^T (torch linear / AITER tgemm layout), fp32 accumulation, bf16 out.
+// One template for every config: block tile, warp tile, K stages, math path, vector width, index type.
+// Split-K is a run-time argument: each split writes fp32 partials, and the last CTA of a tile to arrive
+// (a per-tile counter it resets) sums them, so one launch serves every split count.
+#pragma once
+#include "tt_common.h"
+
+#if defined(TT_NVIDIA) && defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 800)
+#define TT_HAS_MMA_SM80 1   // mma.sync bf16, ldmatrix, cp.async
+#else
+#define TT_HAS_MMA_SM80 0
+#endif
+#if defined(TT_NVIDIA) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define TT_HAS_WGMMA 1      // sm_90a: warpgroup MMA from shared-memory descriptors
+#else
+#define TT_HAS_WGMMA 0
+#endif
+
+namespace tt {
+
+struct GemmArgs {
+  const u16* a;       // [m, k] row-major bf16
+  const u16* b;       // [n, k] row-major bf16
+  u16* c;             // [m, n] row-major bf16
+  float* workspace;   // [splits, m, n] fp32 partials; unused when splits == 1
+  u32* counters;      // one per output tile; zero between launches
+  int m, n, k;
+  int splits;
+  int k_per_split;    // a multiple of kBlockK
+};
+
+__device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
+
+/// Threads of a config: a warp per warp tile, or a warpgroup (128 threads) per 64 rows for wgmma (kMath 2).
+#define TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN) \
+  ((kMath) == 2 ? ((kBlockM) / 64) * 128 : ((kBlockM) / (kWarpM)) * ((kBlockN) / (kWarpN)) * 32)
+
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kStages, int kMath, int kVec>
+struct GemmShape {
+  static constexpr int kWarpsM = kBlockM / kWarpM;
+  static constexpr int kWarpsN = kBlockN / kWarpN;
+  static constexpr int kThreads = TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN);
+  static constexpr int kLd = kBlockK + 8;  // NOTE: 16-byte row pad keeps ldmatrix free of bank conflicts
+  static constexpr int kStageElems = (kBlockM + kBlockN) * kLd;
+  static constexpr int kChunksPerRow = kBlockK / kVec;
+  // Portable (SIMT) path: each thread owns a kTM x kTN micro-tile, strided across the block tile.
+  static constexpr int kTN = 4;
+  static constexpr int kThreadsN = (kBlockN / kTN) < kThreads ? (kBlockN / kTN) : kThreads;
+  static constexpr int kThreadsM = kThreads / kThreadsN;
+  static constexpr int kTM = kBlockM / kThreadsM;
+  static constexpr int kTNEff = kBlockN / kThreadsN;
+  static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0, "warp tile must divide block tile");
+  static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "warp tile is made of 16x16 mma tiles");
+  static_assert(kBlockK % 16 == 0 && kBlockK % kVec == 0, "block K");
+  static_assert(kVec == 8 || kVec == 4, "vector width: 8 (16 B) or 4 (8 B) elements");
+  static_assert(kMath != 2 || (kBlockK == 64 && kVec == 8 && kWarpM == 64 && kWarpN == kBlockN &&
+                               (kBlockN == 64 || kBlockN == 128 || kBlockN == 256)),
+                "wgmma: 128-byte swizzled K tiles (block_k 64, 16-byte copies), one warpgroup per 64 x block_n");
+  static_assert(kThreadsM * kThreadsN == kThreads && kThreadsM * kTM == kBlockM, "SIMT thread layout");
+};
+
+template <int kBytes>
+__device__ __forceinline__ void copy_async(void* smem, const void* gmem, bool valid) {
+#if TT_HAS_MMA_SM80
+  const u32 s = static_cast<u32>(__cvta_generic_to_shared(smem));
+  const int src_bytes = valid ? kBytes : 0;  // NOTE: src-size 0 zero-fills: ragged M/N/K tails read nothing
+  if constexpr (kBytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(s), "l"(gmem), "n"(kBytes), "r"(src_bytes));
+#else
+  if constexpr (kBytes == 16) {
+    u32x4 v = {0, 0, 0, 0};
+    if (valid) v = *static_cast<const u32x4*>(gmem);
+    *static_cast<u32x4*>(smem) = v;
+  } else {
+    u32x2 v = {0, 0};
+    if (valid) v = *static_cast<const u32x2*>(gmem);
+    *static_cast<u32x2*>(smem) = v;
+  }
+#endif
+}
+
+__device__ __forceinline__ void copy_commit() {
+#if TT_HAS_MMA_SM80
+  asm volatile("cp.async.commit_group;\n" ::);
+#endif
+}
+
+template <int kPending>
+__device__ __forceinline__ void copy_wait() {
+#if TT_HAS_MMA_SM80
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+#endif
+}
+
+#if TT_HAS_MMA_SM80
+__device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], const u16* p) {
+  const u32 s = static_cast<u32>(__cvta_generic_to_shared(p));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+__device__ __forceinline__ void mma_bf16_16816(float (&d)[4], const u32 (&a)[4], u32 b0, u32 b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+#endif
+
+#if TT_HAS_WGMMA
+/// Shared-memory matrix descriptor: K-major rows of 128 bytes, 128-byte swizzle, 8-row groups 1024 B apart.
+__device__ __forceinline__ u64 wgmma_desc(const void* smem) {
+  const u32 addr = static_cast<u32>(__cvta_generic_to_shared(smem));
+  return static_cast<u64>((addr & 0x3ffffu) >> 4) | (static_cast<u64>(1) << 16) |
+         (static_cast<u64>(1024 >> 4) << 32) | (static_cast<u64>(1) << 62);
+}
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+/// Keeps the compiler from moving accumulator accesses across the asynchronous MMA.
+template <int kN>
+__device__ __forceinline__ void fence_operands(float (&d)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Generated once (m64nNk16, bf16 in, fp32 accumulate, A and B K-major from shared memory).
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+      "}, %32, %33, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+      "}, %64, %65, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+        , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+      "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+      "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+      "}, %128, %129, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+        , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+        , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+        , "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+        , "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+        , "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103])
+        , "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111])
+        , "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119])
+        , "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+#endif
+
+/// Stores two horizontally adjacent results: bf16 to C, or fp32 partials to `partial` (split-K).
+template <typename Index>
+__device__ __forceinline__ void store_pair(const GemmArgs& p, float* partial, int row, int col, float v0, float v1) {
+  if (row >= p.m || col >= p.n) return;
+  const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
+  const bool both = col + 1 < p.n;
+  const bool aligned = (p.n & 1) == 0;
+  if (partial) {
+    if (both && aligned) {
+      float* q = partial + off;
+      q[0] = v0;
+      q[1] = v1;
+    } else {
+      partial[off] = v0;
+      if (both) partial[off + 1] = v1;
+    }
+  } else if (both && aligned) {
+    *reinterpret_cast<u32*>(p.c + off) = pack_bf16x2(v0, v1);
+  } else {
+    p.c[off] = f32_to_bf16(v0);
+    if (both) p.c[off + 1] = f32_to_bf16(v1);
+  }
+}
+
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kStages, int kMath, int kVec,
+          typename Index>
+__global__ void __launch_bounds__(TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN))
+gemm_bf16_tn(GemmArgs p) {
+  using S = GemmShape<kBlockM, kBlockN, kBlockK, kWarpM, kWarpN, kStages, kMath, kVec>;
+  constexpr int kThreads = S::kThreads;
+  constexpr int kLd = S::kLd;
+  extern __shared__ u32x4 tt_dynamic_smem[];
+  u16* const smem = reinterpret_cast<u16*>(tt_dynamic_smem);
+
+  const int tid = static_cast<int>(thread_x());
+  const int tiles_n = (p.n + kBlockN - 1) / kBlockN;
+  const int bn0 = static_cast<int>(block_x()) * kBlockN;
+  const int bm0 = static_cast<int>(block_y()) * kBlockM;
+  const int split = static_cast<int>(block_z());
+  const int k_begin = split * p.k_per_split;
+  const int k_end = imin(p.k, k_begin + p.k_per_split);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + kBlockK - 1) / kBlockK : 0;
+
+  auto load_stage = [&](int stage, int k0) {
+    u16* sa = smem + stage * S::kStageElems;
+    u16* sb = sa + kBlockM * kLd;
+    constexpr int kChunksA = kBlockM * S::kChunksPerRow;
+    constexpr int kChunksB = kBlockN * S::kChunksPerRow;
+#pragma unroll
+    for (int i = 0; i < (kChunksA + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kChunksA % kThreads == 0 || c < kChunksA) {
+        const int row = c / S::kChunksPerRow, col = (c % S::kChunksPerRow) * kVec;
+        const bool valid = bm0 + row < p.m && k0 + col < k_end;
+        const u16* g = valid ? p.a + (static_cast<Index>(bm0 + row) * p.k + (k0 + col)) : p.a;
+        copy_async<kVec * 2>(sa + row * kLd + col, g, valid);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < (kChunksB + kThreads - 1) / kThreads; ++i) {
+      const int c = tid + i * kThreads;
+      if (kChunksB % kThreads == 0 || c < kChunksB) {
+        const int row = c / S::kChunksPerRow, col = (c % S::kChunksPerRow) * kVec;
+        const bool valid = bn0 + row < p.n && k0 + col < k_end;
+        const u16* g = valid ? p.b + (static_cast<Index>(bn0 + row) * p.k + (k0 + col)) : p.b;
+        copy_async<kVec * 2>(sb + row * kLd + col, g, valid);
+      }
+    }
+  };
+
+  // Software pipeline: kStages - 1 tiles in flight ahead of the one being multiplied. (The wgmma path
+  // keeps its own, swizzled, layout.)
+  constexpr bool kSwizzled = kMath == 2 && TT_HAS_WGMMA;
+  if constexpr (!kSwizzled) {
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < k_tiles) load_stage(s, k_begin + s * kBlockK);
+      copy_commit();
+    }
+  }
+
+  float* partial = nullptr;
+  if (p.splits > 1)
+    partial = p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n);
+
+#if TT_HAS_WGMMA
+  if constexpr (kMath == 2) {
+    // Tiles in 128-byte swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout
+    // the wgmma descriptors name; stage bases 1024-byte aligned (the host adds 1 KiB of slack).
+    constexpr int kStageBytes = (kBlockM + kBlockN) * 128;
+    u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
+    auto load_swizzled = [&](int stage, int k0) {
+      u8* sa = base + stage * kStageBytes;
+      u8* sb = sa + kBlockM * 128;
+#pragma unroll
+      for (int i = 0; i < (kBlockM * 8 + kThreads - 1) / kThreads; ++i) {
+        const int c = tid + i * kThreads;
+        if ((kBlockM * 8) % kThreads == 0 || c < kBlockM * 8) {
+          const int row = c / 8, ch = c % 8;
+          const bool valid = bm0 + row < p.m && k0 + ch * 8 < k_end;
+          const u16* g = valid ? p.a + (static_cast<Index>(bm0 + row) * p.k + (k0 + ch * 8)) : p.a;
+          copy_async<16>(sa + row * 128 + ((ch ^ (row & 7)) << 4), g, valid);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < (kBlockN * 8 + kThreads - 1) / kThreads; ++i) {
+        const int c = tid + i * kThreads;
+        if ((kBlockN * 8) % kThreads == 0 || c < kBlockN * 8) {
+          const int row = c / 8, ch = c % 8;
+          const bool valid = bn0 + row < p.n && k0 + ch * 8 < k_end;
+          const u16* g = valid ? p.b + (static_cast<Index>(bn0 + row) * p.k + (k0 + ch * 8)) : p.b;
+          copy_async<16>(sb + row * 128 + ((ch ^ (row & 7)) << 4), g, valid);
+        }
+      }
+    };
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < k_tiles) load_swizzled(s, k_begin + s * kBlockK);
+      copy_commit();
+    }
+    const int wg = tid / 128;
+    float acc[kBlockN / 2];
+#pragma unroll
+    for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.f;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      copy_wait<kStages - 2>();
+      fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
+      sync_block();
+      // Every warpgroup finished the MMAs of tile kt - 1 (waited below) before this barrier: refill its stage.
+      const int next = kt + kStages - 1;
+      if (next < k_tiles) load_swizzled(next % kStages, k_begin + next * kBlockK);
+      copy_commit();
+      const u8* sa = base + (kt % kStages) * kStageBytes;
+      const u64 da = wgmma_desc(sa + wg * 64 * 128), db = wgmma_desc(sa + kBlockM * 128);
+      fence_operands(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {  // 4 x k16 per 64-wide tile: +32 bytes = +2 in descriptor units
+        if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da + 2 * kk, db + 2 * kk);
+        else if constexpr (kBlockN == 128) wgmma_m64n128k16(acc, da + 2 * kk, db + 2 * kk);
+        else wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_operands(acc);
+    }
+    copy_wait<0>();
+    const int warp = (tid % 128) / 32, lane = tid % 32;
+    const int row = bm0 + wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = bn0 + j * 8 + (lane % 4) * 2;
+      store_pair<Index>(p, partial, row, col, acc[j * 4 + 0], acc[j * 4 + 1]);
+      store_pair<Index>(p, partial, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
+  } else
+#endif
+#if TT_HAS_MMA_SM80
+  if constexpr (kMath == 1) {
+    constexpr int kMmaM = kWarpM / 16, kMmaN = kWarpN / 8;
+    const int warp = tid / 32, lane = tid % 32;
+    const int warp_m0 = (warp / S::kWarpsN) * kWarpM;
+    const int warp_n0 = (warp % S::kWarpsN) * kWarpN;
+    float acc[kMmaM][kMmaN][4];
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < kMmaN; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      copy_wait<kStages - 2>();
+      sync_block();
+      const int next = kt + kStages - 1;
+      if (next < k_tiles) load_stage(next % kStages, k_begin + next * kBlockK);
+      copy_commit();
+      const u16* sa = smem + (kt % kStages) * S::kStageElems;
+      const u16* sb = sa + kBlockM * kLd;
+#pragma unroll
+      for (int kk = 0; kk < kBlockK; kk += 16) {
+        u32 af[kMmaM][4];
+        u32 bf[kMmaN][2];
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i)
+          ldmatrix_x4(af[i], sa + (warp_m0 + i * 16 + (lane % 16)) * kLd + kk + (lane / 16) * 8);
+#pragma unroll
+        for (int j = 0; j < kMmaN / 2; ++j) {
+          u32 r[4];
+          ldmatrix_x4(r, sb + (warp_n0 + j * 16 + (lane % 8) + (lane / 16) * 8) * kLd + kk + ((lane / 8) % 2) * 8);
+          bf[2 * j][0] = r[0];
+          bf[2 * j][1] = r[1];
+          bf[2 * j + 1][0] = r[2];
+          bf[2 * j + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+          for (int j = 0; j < kMmaN; ++j) mma_bf16_16816(acc[i][j], af[i], bf[j][0], bf[j][1]);
+      }
+    }
+    copy_wait<0>();
+
+#pragma unroll
+    for (int i = 0; i < kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < kMmaN; ++j) {
+        const int row = bm0 + warp_m0 + i * 16 + lane / 4;
+        const int col = bn0 + warp_n0 + j * 8 + (lane % 4) * 2;
+        store_pair<Index>(p, partial, row, col, acc[i][j][0], acc[i][j][1]);
+        store_pair<Index>(p, partial, row + 8, col, acc[i][j][2], acc[i][j][3]);
+      }
+  } else
+#endif
+  {
+    // Portable path (AMD targets, and kMath == 0 everywhere): fp32 FMA on bf16 tiles in shared memory.
+    constexpr int kTM = S::kTM, kTN = S::kTNEff;
+    const int tx = tid % S::kThreadsN, ty = tid / S::kThreadsN;
+    float acc[kTM][kTN];
+#pragma unroll
+    for (int i = 0; i < kTM; ++i)
+#pragma unroll
+      for (int j = 0; j < kTN; ++j) acc[i][j] = 0.f;
+
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      copy_wait<kStages - 2>();
+      sync_block();
+      const int next = kt + kStages - 1;
+      if (next < k_tiles) load_stage(next % kStages, k_begin + next * kBlockK);
+      copy_commit();
+      const u16* sa = smem + (kt % kStages) * S::kStageElems;
+      const u16* sb = sa + kBlockM * kLd;
+#pragma unroll 4
+      for (int kk = 0; kk < kBlockK; ++kk) {
+        float a[kTM], b[kTN];
+#pragma unroll
+        for (int i = 0; i < kTM; ++i) a[i] = bf16_to_f32(sa[(ty + i * S::kThreadsM) * kLd + kk]);
+#pragma unroll
+        for (int j = 0; j < kTN; ++j) b[j] = bf16_to_f32(sb[(tx + j * S::kThreadsN) * kLd + kk]);
+#pragma unroll
+        for (int i = 0; i < kTM; ++i)
+#pragma unroll
+          for (int j = 0; j < kTN; ++j) acc[i][j] += a[i] * b[j];
+      }
+    }
+    copy_wait<0>();
+#pragma unroll
+    for (int i = 0; i < kTM; ++i)
+#pragma unroll
+      for (int j = 0; j < kTN; ++j) {
+        const int row = bm0 + ty + i * S::kThreadsM, col = bn0 + tx + j * S::kThreadsN;
+        if (row < p.m && col < p.n) {
+          const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
+          if (partial) partial[off] = acc[i][j];
+          else p.c[off] = f32_to_bf16(acc[i][j]);
+        }
+      }
+  }
+
+  if (p.splits == 1) return;
+
+  // Split-K: publish this split's partials, count arrivals; the last CTA for this tile reduces.
+  __shared__ u32 s_is_last;
+  fence_device();
+  sync_block();
+  if (tid == 0) {
+    u32* counter = p.counters + (static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()));
+    const u32 arrived = atomic_add(counter, 1u);
+    s_is_last = arrived == static_cast<u32>(p.splits - 1);
+    if (s_is_last) *counter = 0u;  // every split has arrived: reset for the next launch
+  }
+  sync_block();
+  if (!s_is_last) return;
+  fence_device();
+  const Index plane = static_cast<Index>(p.m) * static_cast<Index>(p.n);
+  const volatile float* ws = p.workspace;  // NOTE: volatile: other CTAs' partials, never from a stale L1
+  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
+    if (row >= p.m || col >= p.n) continue;
+    const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
+    float sum = 0.f;
+    for (int s = 0; s < p.splits; ++s) sum += ws[static_cast<Index>(s) * plane + off];
+    p.c[off] = f32_to_bf16(sum);
+  }
+}
+
+}  // namespace tt

@@ -1,0 +1,137 @@
+// GPU tests (label gpu): run only where a device is present; skipped elsewhere. scripts/gpu_check.sh runs them.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "db/store.h"
+#include "exporters/aiter_bf16_gemm.h"
+#include "kernels/gemm/gemm.h"
+#include "tuner/hip/runtime.h"
+#include "tuner/jit/compiler.h"
+#include "tuner/runner.h"
+
+using namespace tunetab;
+
+namespace {
+
+class GemmGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (device_count(&why) == 0) GTEST_SKIP() << "no GPU: " << why;
+    facts_ = open_device(0);
+    compiler_ = std::make_unique<jit::Compiler>(jit::CompileOptions{facts_.arch, {}});
+  }
+
+  const Module& module_for(const gemm::Config& c, int bits) {
+    const KernelSource k = gemm::kernels(c, bits)[0];
+    auto it = modules_.find(k.name_expression);
+    if (it == modules_.end()) {
+      const auto rec = compiler_->compile(k);
+      EXPECT_TRUE(rec.ok) << rec.log;
+      auto m = std::make_unique<Module>(rec.binary, rec.lowered_name);
+      if (c.shared_bytes() > 48 * 1024) m->allow_dynamic_shared(c.shared_bytes());
+      it = modules_.emplace(k.name_expression, std::move(m)).first;
+    }
+    return *it->second;
+  }
+
+  /// Launches `c` on random data for `p` and compares with the Eigen reference.
+  gemm::Comparison run(const gemm::Problem& p, const gemm::Config& c, int bits, std::uint64_t seed) {
+    const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
+    gemm::Workload w(p, seed, 1, ws);
+    Stream s;
+    const std::vector<const Module*> pipeline = {&module_for(c, bits)};
+    w.poison_output();
+    w.launch(c, pipeline, 0, s);
+    EXPECT_TRUE(s.synchronize_for(10000));
+    auto first = gemm::compare(w.download_output(), w.reference(), {});
+    // A second launch on the same buffers: split-K counters must have been reset by the first.
+    w.poison_output();
+    w.launch(c, pipeline, 0, s);
+    s.synchronize();
+    auto second = gemm::compare(w.download_output(), w.reference(), {});
+    EXPECT_EQ(first.passed, second.passed) << "result changed between launches: a race or a stale counter";
+    return second.passed ? first : second;
+  }
+
+  DeviceFacts facts_;
+  std::unique_ptr<jit::Compiler> compiler_;
+  std::map<std::string, std::unique_ptr<Module>> modules_;
+};
+
+}  // namespace
+
+TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
+  // clang-format off
+  const gemm::Problem shapes[] = {{1, 3072, 1536}, {17, 200, 72}, {304, 3072, 1536}, {129, 257, 136}, {336, 6144, 2048}};
+  const char* configs[] = {
+    "m16n64k64_w16x16_s4_mma_v8_sk1",  "m16n64k64_w16x16_s4_mma_v4_sk3", "m16n256k64_w16x64_s3_mma_v8_sk2",
+    "m64n64k64_w32x32_s2_mma_v8_sk1",  "m128n128k32_w64x64_s4_mma_v8_sk1", "m128n256k32_w64x64_s3_mma_v8_sk1",
+    "m256n128k32_w64x64_s4_mma_v4_sk1", "m16n64k64_w16x16_s2_simt_v8_sk1", "m64n64k32_w32x32_s2_simt_v8_sk2",
+  };
+  // clang-format on
+  Target t = Target::from_arch(facts_.arch);
+  t.cu_count = facts_.cu_count;
+  int checked = 0;
+  for (const auto& p : shapes)
+    for (const char* name : configs) {
+      const auto c = gemm::Config::from_name(name);
+      if (gemm::why_unsupported(p, c, Target::from_arch(facts_.arch))) continue;
+      for (int bits : {32, 64}) {
+        const auto cmp = run(p, c, bits, 1000 + checked);
+        EXPECT_TRUE(cmp.passed) << p.key() << " " << name << " index" << bits << ": " << cmp.summary();
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 60);
+}
+
+TEST_F(GemmGpu, PoisonedOutputFailsWhenNothingIsWritten) {
+  const gemm::Problem p{64, 128, 64};
+  gemm::Workload w(p, 5, 1, 0);
+  w.poison_output();
+  const auto cmp = gemm::compare(w.download_output(), w.reference(), {});
+  EXPECT_FALSE(cmp.passed);
+  EXPECT_EQ(cmp.non_finite, p.m * p.n);
+}
+
+TEST_F(GemmGpu, GraphTimingIsStable) {
+  const gemm::Problem p{1024, 3072, 1536};
+  const auto c = gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1");
+  gemm::Workload w(p, 9, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), 0);
+  Stream s;
+  const std::vector<const Module*> pipeline = {&module_for(c, 32)};
+  const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
+  EXPECT_GT(st.median_us, 1.0);
+  EXPECT_LE(st.min_us, st.median_us);
+  EXPECT_LT(st.spread, 0.5);
+  EXPECT_GT(st.iterations, 10);
+}
+
+TEST_F(GemmGpu, TuneStoresExportsAndResumes) {
+  db::Store store(":memory:");
+  TuneOptions opt;
+  opt.progress = false;
+  opt.command_line = "gpu test";
+  const std::vector<gemm::Problem> problems = {{16, 3072, 1536}, {300, 1000, 512}};
+  const auto sums = tune_gemm(problems, opt, store);
+  ASSERT_EQ(sums.size(), 2u);
+  for (const auto& s : sums) {
+    EXPECT_FALSE(s.best_config.empty()) << s.problem.key();
+    EXPECT_GT(s.passed, 10);
+    EXPECT_EQ(s.failed, 0) << s.problem.key();
+    EXPECT_GT(s.median_us, 0);
+  }
+  const auto rows = exporters::aiter_bf16_gemm_rows(store);
+  ASSERT_EQ(rows.size(), 2u);
+  std::ostringstream out;
+  exporters::write_aiter_bf16_gemm(out, rows);
+  std::istringstream back(out.str());
+  EXPECT_EQ(exporters::read_aiter_bf16_gemm(back, "export").size(), 2u);
+  // A rerun finds every candidate stored and re-measures nothing.
+  const auto counts_before = store.disposition_counts();
+  tune_gemm(problems, opt, store);
+  EXPECT_EQ(store.disposition_counts(), counts_before);
+}

@@ -1,0 +1,87 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernels/gemm/gemm.h"
+#include "tuner/error.h"
+#include "tuner/search.h"
+
+using namespace tunetab;
+
+TEST(GemmConfig, EveryNameParsesBackAndIsUnique) {
+  std::set<std::string> names;
+  for (const auto& c : gemm::enumerate()) {
+    EXPECT_EQ(gemm::Config::from_name(c.name()), c) << c.name();
+    EXPECT_TRUE(names.insert(c.name()).second) << c.name();
+  }
+  EXPECT_GT(names.size(), 500u);
+  EXPECT_THROW(gemm::Config::from_name("m128n128"), Error);
+}
+
+TEST(GemmConfig, EveryConfigFitsItsThreadLayout) {
+  for (const auto& c : gemm::enumerate()) {
+    EXPECT_EQ(c.block_m % c.warp_m, 0) << c.name();
+    EXPECT_EQ(c.block_n % c.warp_n, 0) << c.name();
+    EXPECT_LE(c.threads(), 1024) << c.name();
+    // The portable path (every config on AMD) needs kThreadsN | threads and kThreadsM | block_m.
+    const int threads_n = std::min(c.block_n / 4, c.threads());
+    EXPECT_EQ(c.threads() % threads_n, 0) << c.name();
+    EXPECT_EQ(c.block_m % (c.threads() / threads_n), 0) << c.name();
+  }
+}
+
+TEST(GemmConfig, ConstraintsRejectBeforeCompiling) {
+  const Target h200 = [] {
+    Target t = Target::from_arch("sm_90a");
+    t.cu_count = 132;
+    return t;
+  }();
+  gemm::Config c = gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1");
+  EXPECT_FALSE(gemm::why_unsupported({4096, 6144, 2048}, c, h200));
+  // K not a multiple of the vector width.
+  EXPECT_TRUE(gemm::why_unsupported({64, 64, 1540}, c, h200));
+  EXPECT_FALSE(gemm::why_unsupported({64, 64, 1540}, gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v4_sk1"), h200));
+  // Shared memory beyond gfx942's 64 KiB LDS.
+  const auto big = gemm::Config::from_name("m256n128k32_w64x64_s4_mma_v8_sk1");
+  EXPECT_GT(big.shared_bytes(), 64 * 1024);
+  EXPECT_TRUE(gemm::why_unsupported({4096, 6144, 2048}, big, Target::from_arch("gfx942")));
+  // Split-K that leaves empty splits, and split-K on a shape that already fills the GPU.
+  EXPECT_TRUE(gemm::why_unsupported({1, 3072, 64}, gemm::Config::from_name("m16n64k64_w16x16_s4_mma_v8_sk2"), h200));
+  EXPECT_FALSE(gemm::why_unsupported({1, 3072, 1536}, gemm::Config::from_name("m16n64k64_w16x16_s4_mma_v8_sk8"), h200));
+  EXPECT_TRUE(gemm::why_unsupported({4096, 6144, 2048}, gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk2"), h200));
+  // Output dtype the family does not produce.
+  gemm::Problem f32out{64, 256, 5120};
+  f32out.out = gemm::DType::kF32;
+  EXPECT_NE(gemm::why_unsupported(f32out, c, h200)->find("output must be bf16"), std::string::npos);
+}
+
+TEST(GemmConfig, IndexWidthFollowsTheLargestOffset) {
+  const auto c = gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1");
+  EXPECT_EQ(required_index_bits(gemm::index_bounds({8192, 6144, 1280}, c)), 32);
+  // M = 768000, N = 6144: M*N = 4.7e9 >= 2^31, the overflow behind a real production fault.
+  EXPECT_EQ(required_index_bits(gemm::index_bounds({768000, 6144, 1280}, c)), 64);
+  // First M where C's last offset passes INT32_MAX for N = 6144: 349526 (349525 * 6144 < 2^31).
+  EXPECT_EQ(required_index_bits(gemm::index_bounds({349525, 6144, 1280}, c)), 32);
+  EXPECT_EQ(required_index_bits(gemm::index_bounds({349526, 6144, 1280}, c)), 64);
+  // Split-K workspace counts: 4 splits of 100000 x 6144 fp32 partials overflow even though C does not.
+  const auto sk = gemm::Config::from_name("m16n64k64_w16x16_s4_mma_v8_sk4");
+  EXPECT_EQ(required_index_bits(gemm::index_bounds({100000, 6144, 1280}, sk)), 64);
+  EXPECT_EQ(required_index_bits(gemm::index_bounds({100000, 6144, 1280}, c)), 32);
+}
+
+TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
+  Target t = Target::from_arch("sm_90a");
+  t.cu_count = 132;
+  const auto plan = plan_candidates({768000, 6144, 1280}, t);
+  std::size_t supported = 0;
+  for (const auto& cand : plan) {
+    EXPECT_EQ(cand.index_bits, 64);
+    if (!cand.unsupported) {
+      ++supported;
+      EXPECT_NE(gemm::kernels(cand.config, cand.index_bits)[0].name_expression.find("long long"), std::string::npos);
+    }
+  }
+  EXPECT_GT(supported, 50u);
+  const auto kernels = needed_kernels({plan});
+  EXPECT_LE(kernels.size(), 92u);  // split-K shares the code object
+}

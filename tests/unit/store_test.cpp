@@ -1,0 +1,124 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "db/store.h"
+#include "tuner/error.h"
+
+using namespace tunetab;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path temp_path(const std::string& name) {
+  return fs::temp_directory_path() / ("tunetab_test_" + std::to_string(::getpid()) + "_" + name);
+}
+db::DeviceRecord h200() { return {"NVIDIA H200", "sm_90a", 132, 1980000, 3201000, 60 << 20, 13000, 13000, "nvrtc 13.0"}; }
+}  // namespace
+
+TEST(Store, MigratesFreshDatabaseToLatestVersion) {
+  db::Store s(":memory:");
+  EXPECT_EQ(s.schema_version(), db::Store::latest_schema_version());
+  EXPECT_GE(s.schema_version(), 1);
+}
+
+TEST(Store, UpsertsAreIdempotent) {
+  db::Store s(":memory:");
+  const auto d1 = s.upsert_device(h200());
+  EXPECT_EQ(s.upsert_device(h200()), d1);
+  auto other = h200();
+  other.clock_khz = 1500000;  // a different clock is a different measurement context
+  EXPECT_NE(s.upsert_device(other), d1);
+  const auto p = s.upsert_problem("gemm_bf16", "k1", "{}");
+  EXPECT_EQ(s.upsert_problem("gemm_bf16", "k1", "{}"), p);
+  EXPECT_NE(s.upsert_problem("gemm_bf16", "k2", "{}"), p);
+}
+
+TEST(Store, ResultsSurviveReopenAndAreFoundForResume) {
+  const fs::path path = temp_path("resume.db");
+  fs::remove(path);
+  std::int64_t dev, prob, cfg;
+  {
+    db::Store s(path.string());
+    dev = s.upsert_device(h200());
+    const auto run = s.begin_run("tune", "v", dev);
+    prob = s.upsert_problem("gemm_bf16", "p", "{}");
+    cfg = s.upsert_config("gemm_bf16", "c", "{}");
+    db::ResultRecord r;
+    r.run_id = run;
+    r.device_id = dev;
+    r.problem_id = prob;
+    r.config_id = cfg;
+    r.disposition = db::Disposition::kFaulted;
+    r.detail = "illegal address";
+    s.put_result(r, "v");
+    // No finish_run: as if the process was killed.
+  }
+  {
+    db::Store s(path.string());
+    auto found = s.find_result(dev, prob, cfg, "v");
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->disposition, db::Disposition::kFaulted);
+    EXPECT_EQ(found->detail, "illegal address");
+    EXPECT_FALSE(s.find_result(dev, prob, cfg, "other-version").has_value());
+    s.begin_run("tune", "v", dev);  // marks the killed run interrupted
+    sqlite3_stmt* st = nullptr;
+    sqlite3_prepare_v2(s.handle(), "SELECT status FROM runs ORDER BY id", -1, &st, nullptr);
+    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+    EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "interrupted");
+    sqlite3_finalize(st);
+  }
+  fs::remove(path);
+}
+
+TEST(Store, TransactionRollsBackWhenNotCommitted) {
+  db::Store s(":memory:");
+  {
+    db::Transaction t(s);
+    s.upsert_problem("gemm_bf16", "gone", "{}");
+  }
+  const auto id = s.upsert_problem("gemm_bf16", "kept", "{}");
+  EXPECT_EQ(id, 1);  // the rolled-back row never took id 1
+}
+
+TEST(Store, GarbageFileIsAnInputErrorNamingIt) {
+  const fs::path path = temp_path("garbage.db");
+  {
+    std::ofstream f(path, std::ios::binary);
+    for (int i = 0; i < 4096; ++i) f << static_cast<char>((i * 7919) & 0xff);
+  }
+  try {
+    db::Store s(path.string());
+    FAIL() << "opened a garbage file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();
+  }
+  fs::remove(path);
+}
+
+TEST(Store, ForeignSqliteDatabaseIsRefused) {
+  const fs::path path = temp_path("foreign.db");
+  fs::remove(path);
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE other(x)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_THROW(db::Store s(path.string()), Error);
+  fs::remove(path);
+}
+
+TEST(Store, CodeObjectsRoundTrip) {
+  db::Store s(":memory:");
+  db::CodeObjectRecord c{"h", "key text", "gemm_bf16", "tt::k<1>", "_Z1kILi1EEvv", "sm_90a", "nvrtc 13.0", "0.1.0",
+                         true, {'\x7f', 'E', 'L', 'F', '\0', '\x01'}, "", 12.5};
+  s.put_code_object(c);
+  auto got = s.find_code_object("h");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->binary, c.binary);
+  EXPECT_EQ(got->lowered_name, c.lowered_name);
+  EXPECT_DOUBLE_EQ(got->compile_ms, 12.5);
+  EXPECT_FALSE(s.find_code_object("nope"));
+}

@@ -1,0 +1,196 @@
+#include "tuner/hip/runtime.h"
+
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#if defined(TUNETAB_PLATFORM_NVIDIA)
+#include <dlfcn.h>
+
+namespace tunetab::nvidia {
+
+const Driver& driver() {
+  static const Driver table = [] {
+    Driver d;
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return d;
+#define TUNETAB_STR2(x) #x
+#define TUNETAB_STR(x) TUNETAB_STR2(x)
+#define TUNETAB_LOAD_FN(name) \
+  d.name##_ = reinterpret_cast<decltype(d.name##_)>(dlsym(lib, TUNETAB_STR(name)));
+    TUNETAB_CUDA_DRIVER_FUNCS(TUNETAB_LOAD_FN)
+#undef TUNETAB_LOAD_FN
+    d.loaded = true;
+#define TUNETAB_CHECK_FN(name) if (!d.name##_) d.loaded = false;
+    TUNETAB_CUDA_DRIVER_FUNCS(TUNETAB_CHECK_FN)
+#undef TUNETAB_CHECK_FN
+    return d;
+  }();
+  return table;
+}
+
+}  // namespace tunetab::nvidia
+#endif
+
+namespace tunetab {
+
+ErrorKind hip_error_kind(hipError_t e) {
+  switch (e) {
+    case hipErrorIllegalAddress:
+    case hipErrorLaunchTimeOut:
+      return ErrorKind::kFault;
+    default:
+      return ErrorKind::kLaunch;
+  }
+}
+
+int device_count(std::string* why) {
+  int n = 0;
+  hipError_t e = hipInit(0);
+  if (e == hipSuccess) e = hipGetDeviceCount(&n);
+  if (e != hipSuccess) {
+    if (why) *why = std::string(hipGetErrorName(e)) + ": " + hipGetErrorString(e);
+    return 0;
+  }
+  if (n == 0 && why) *why = "the driver reports no device";
+  return n;
+}
+
+DeviceFacts open_device(int ordinal) {
+  int n = device_count();
+  if (ordinal < 0 || ordinal >= n)
+    throw_input("--device " + std::to_string(ordinal) + ": only " + std::to_string(n) + " device(s) present");
+  TUNETAB_HIP_CHECK(hipSetDevice(ordinal));
+  DeviceFacts f;
+  f.ordinal = ordinal;
+  char name[256] = {};
+  TUNETAB_HIP_CHECK(hipDeviceGetName(name, sizeof(name), ordinal));
+  f.name = name;
+  auto attr = [&](hipDeviceAttribute_t a) {
+    int v = 0;
+    TUNETAB_HIP_CHECK(hipDeviceGetAttribute(&v, a, ordinal));
+    return v;
+  };
+  f.cu_count = attr(hipDeviceAttributeMultiprocessorCount);
+  f.clock_khz = attr(hipDeviceAttributeClockRate);
+  f.mem_clock_khz = attr(hipDeviceAttributeMemoryClockRate);
+  f.mem_bus_bits = attr(hipDeviceAttributeMemoryBusWidth);
+  f.l2_bytes = attr(hipDeviceAttributeL2CacheSize);
+  f.max_smem_per_block = attr(hipDeviceAttributeMaxSharedMemoryPerBlock);
+#if defined(TUNETAB_PLATFORM_NVIDIA)
+  int major = attr(hipDeviceAttributeComputeCapabilityMajor), minor = attr(hipDeviceAttributeComputeCapabilityMinor);
+  f.arch = "sm_" + std::to_string(major) + std::to_string(minor) + (major == 9 ? "a" : "");
+#else
+  hipDeviceProp_t prop;
+  TUNETAB_HIP_CHECK(hipGetDeviceProperties(&prop, ordinal));
+  f.arch = prop.gcnArchName;
+  if (auto colon = f.arch.find(':'); colon != std::string::npos) f.arch.resize(colon);  // drop ":sramecc+:xnack-"
+#endif
+  TUNETAB_HIP_CHECK(hipDriverGetVersion(&f.driver_version));
+  TUNETAB_HIP_CHECK(hipRuntimeGetVersion(&f.runtime_version));
+  return f;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  TUNETAB_HIP_CHECK(hipMalloc(&ptr_, bytes));
+}
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_) (void)hipFree(ptr_);
+}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_) (void)hipFree(ptr_);
+    ptr_ = std::exchange(o.ptr_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
+  TUNETAB_ASSERT(offset + bytes <= bytes_, "upload past the end of a device buffer");
+  TUNETAB_HIP_CHECK(hipMemcpyHtoD(static_cast<char*>(ptr_) + offset, const_cast<void*>(src), bytes));
+}
+void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
+  TUNETAB_ASSERT(offset + bytes <= bytes_, "download past the end of a device buffer");
+  TUNETAB_HIP_CHECK(hipMemcpyDtoH(dst, static_cast<char*>(ptr_) + offset, bytes));
+}
+void DeviceBuffer::fill_bytes(unsigned char value) {
+  if (bytes_) TUNETAB_HIP_CHECK(hipMemsetD8(ptr_, value, bytes_));
+}
+
+Module::Module(const std::vector<char>& image, const std::string& lowered_name) {
+  TUNETAB_HIP_CHECK(hipModuleLoadData(&module_, image.data()));
+  TUNETAB_HIP_CHECK(hipModuleGetFunction(&function_, module_, lowered_name.c_str()));
+}
+Module::~Module() {
+  if (module_) (void)hipModuleUnload(module_);
+}
+Module& Module::operator=(Module&& o) noexcept {
+  if (this != &o) {
+    if (module_) (void)hipModuleUnload(module_);
+    module_ = std::exchange(o.module_, nullptr);
+    function_ = std::exchange(o.function_, nullptr);
+  }
+  return *this;
+}
+int Module::attribute(hipFunction_attribute a) const {
+  int v = 0;
+  TUNETAB_HIP_CHECK(hipFuncGetAttribute(&v, a, function_));
+  return v;
+}
+void Module::allow_dynamic_shared(int bytes) {
+#if defined(TUNETAB_PLATFORM_NVIDIA)
+  TUNETAB_HIP_CHECK(TUNETAB_CU(cuFuncSetAttribute, function_, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes));
+#else
+  (void)bytes;  // NOTE: AMD exposes the whole LDS (64 KiB) without an opt-in.
+#endif
+}
+
+Stream::Stream() { TUNETAB_HIP_CHECK(hipStreamCreate(&stream_)); }
+Stream::~Stream() {
+  if (stream_) (void)hipStreamDestroy(stream_);
+}
+void Stream::synchronize() const { TUNETAB_HIP_CHECK(hipStreamSynchronize(stream_)); }
+bool Stream::synchronize_for(double timeout_ms) const {
+  auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    hipError_t e = hipStreamQuery(stream_);
+    if (e == hipSuccess) return true;
+    if (e != hipErrorNotReady) TUNETAB_HIP_CHECK(e);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (ms > timeout_ms) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(ms < 10 ? 20 : 1000));
+  }
+}
+
+Event::Event() { TUNETAB_HIP_CHECK(hipEventCreate(&event_)); }
+Event::~Event() {
+  if (event_) (void)hipEventDestroy(event_);
+}
+void Event::record(const Stream& s) { TUNETAB_HIP_CHECK(hipEventRecord(event_, s.get())); }
+void Event::synchronize() const { TUNETAB_HIP_CHECK(hipEventSynchronize(event_)); }
+float Event::elapsed_since(const Event& start) const {
+  float ms = 0;
+  TUNETAB_HIP_CHECK(hipEventElapsedTime(&ms, start.event_, event_));
+  return ms;
+}
+
+void Graph::begin(const Stream& s) {
+  TUNETAB_HIP_CHECK(hipStreamBeginCapture(s.get(), hipStreamCaptureModeThreadLocal));
+}
+void Graph::end(const Stream& s) {
+  TUNETAB_HIP_CHECK(hipStreamEndCapture(s.get(), &graph_));
+  TUNETAB_HIP_CHECK(hipGraphInstantiate(&exec_, graph_, nullptr, nullptr, 0));
+}
+Graph::~Graph() {
+  if (exec_) (void)hipGraphExecDestroy(exec_);
+  if (graph_) (void)hipGraphDestroy(graph_);
+}
+void Graph::replay(const Stream& s) { TUNETAB_HIP_CHECK(hipGraphLaunch(exec_, s.get())); }
+
+void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args) {
+  TUNETAB_HIP_CHECK(hipModuleLaunchKernel(m.function(), d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1],
+                                          d.block[2], d.shared_bytes, s.get(), args, nullptr));
+}
+
+}  // namespace tunetab

@@ -1,0 +1,155 @@
+// RAII over the HIP runtime subset: device selection and facts, buffers, modules, streams, events.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/error.h"
+#include "tuner/hip/hip_api.h"
+
+#define TUNETAB_HIP_CHECK(expr)                                                                            \
+  do {                                                                                                     \
+    hipError_t tt_e_ = (expr);                                                                             \
+    if (tt_e_ != hipSuccess)                                                                               \
+      throw ::tunetab::Error(::tunetab::hip_error_kind(tt_e_), #expr, __FILE__, __LINE__,                  \
+                             std::string(hipGetErrorName(tt_e_)) + ": " + hipGetErrorString(tt_e_));       \
+  } while (0)
+
+#define TUNETAB_HIPRTC_CHECK(expr)                                                                      \
+  do {                                                                                                  \
+    hiprtcResult tt_r_ = (expr);                                                                        \
+    if (tt_r_ != HIPRTC_SUCCESS)                                                                        \
+      throw ::tunetab::Error(::tunetab::ErrorKind::kCompile, #expr, __FILE__, __LINE__,                 \
+                             hiprtcGetErrorString(tt_r_));                                              \
+  } while (0)
+
+namespace tunetab {
+
+/// Maps a HIP error to the kind the runner stores: sticky faults (illegal address, ...) are kFault.
+ErrorKind hip_error_kind(hipError_t e);
+
+/// What tunetab records about the device a result was measured on.
+struct DeviceFacts {
+  int ordinal = 0;
+  std::string name;
+  std::string arch;         // "sm_90a", "gfx942", ...
+  int cu_count = 0;         // multiprocessors (NVIDIA) or compute units (AMD)
+  int clock_khz = 0;
+  int mem_clock_khz = 0;
+  int mem_bus_bits = 0;
+  int l2_bytes = 0;
+  int max_smem_per_block = 0;
+  int driver_version = 0;
+  int runtime_version = 0;
+};
+
+/// Number of usable devices; 0 (never an exception) when there is no driver or no device.
+int device_count(std::string* why = nullptr);
+/// Makes `ordinal` current and reads its facts.
+DeviceFacts open_device(int ordinal);
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
+  void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
+  void fill_bytes(unsigned char value);
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class Module {
+ public:
+  Module() = default;
+  /// Loads a code object (CUBIN or HSACO) and resolves `lowered_name`.
+  Module(const std::vector<char>& image, const std::string& lowered_name);
+  ~Module();
+  Module(Module&& o) noexcept : module_(o.module_), function_(o.function_) { o.module_ = nullptr; o.function_ = nullptr; }
+  Module& operator=(Module&& o) noexcept;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  hipFunction_t function() const { return function_; }
+  int attribute(hipFunction_attribute a) const;
+  /// Raises the dynamic shared-memory limit where the platform needs an opt-in (NVIDIA, > 48 KiB).
+  void allow_dynamic_shared(int bytes);
+
+ private:
+  hipModule_t module_ = nullptr;
+  hipFunction_t function_ = nullptr;
+};
+
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  hipStream_t get() const { return stream_; }
+  void synchronize() const;
+  /// Waits for the stream at most `timeout_ms`; false if it is still busy then (a hung kernel).
+  bool synchronize_for(double timeout_ms) const;
+
+ private:
+  hipStream_t stream_ = nullptr;
+};
+
+class Event {
+ public:
+  Event();
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  void record(const Stream& s);
+  void synchronize() const;
+  /// Milliseconds from `start` to this event.
+  float elapsed_since(const Event& start) const;
+
+ private:
+  hipEvent_t event_ = nullptr;
+};
+
+/// A captured sequence of launches on a stream, replayed as one graph (removes per-launch CPU overhead).
+class Graph {
+ public:
+  /// Captures everything `record` enqueues on `s`.
+  template <typename F>
+  Graph(const Stream& s, F&& record) {
+    begin(s);
+    record();
+    end(s);
+  }
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  void replay(const Stream& s);
+
+ private:
+  void begin(const Stream& s);
+  void end(const Stream& s);
+  hipGraph_t graph_ = nullptr;
+  hipGraphExec_t exec_ = nullptr;
+};
+
+/// One kernel launch: grid, block, dynamic shared memory, and its argument pointers.
+struct LaunchDims {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned shared_bytes = 0;
+};
+void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args);
+
+}  // namespace tunetab

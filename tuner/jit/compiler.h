@@ -1,0 +1,39 @@
+// hipRTC compilation of one KernelSource into a code object, with its complete cache key.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "db/store.h"
+#include "kernels/family.h"
+
+namespace tunetab::jit {
+
+struct CompileOptions {
+  std::string arch;                     // "sm_90a", "gfx90a", ...
+  std::vector<std::string> extra_flags; // --jit-flag
+};
+
+class Compiler {
+ public:
+  explicit Compiler(CompileOptions options);
+  /// "nvrtc 13.0" or "hiprtc 5.2": part of the cache key and of the device record.
+  static std::string version();
+  const std::string& arch() const { return options_.arch; }
+  /// Every flag passed to hipRTC; built here and nowhere else.
+  const std::vector<std::string>& flags() const { return flags_; }
+  /// The whole cache key (family, source, headers hash, flags, compiler, arch, tunetab version) and its hash.
+  std::string key_text(const KernelSource& k) const;
+  /// Compiles; never throws for a compile error (ok = false with the log), only for infrastructure failures.
+  db::CodeObjectRecord compile(const KernelSource& k) const;
+
+ private:
+  CompileOptions options_;
+  std::vector<std::string> flags_;
+};
+
+/// Compiles every source not already in the store's cache, in parallel on `jobs` threads, and returns
+/// one record per source, in order. Progress goes to stderr.
+std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const std::vector<KernelSource>& sources,
+                                              db::Store* cache, int jobs, bool show_progress);
+
+}  // namespace tunetab::jit

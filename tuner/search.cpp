@@ -1,0 +1,41 @@
+#include "tuner/search.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace tunetab {
+
+std::vector<GemmCandidate> plan_candidates(const gemm::Problem& p, const Target& t) {
+  std::vector<GemmCandidate> out;
+  for (const gemm::Config& c : gemm::enumerate()) {
+    GemmCandidate cand;
+    cand.config = c;
+    cand.unsupported = gemm::why_unsupported(p, c, t);
+    cand.index_bits = required_index_bits(gemm::index_bounds(p, c));
+    out.push_back(std::move(cand));
+  }
+  return out;
+}
+
+std::vector<KernelSource> needed_kernels(const std::vector<std::vector<GemmCandidate>>& plans) {
+  std::vector<KernelSource> out;
+  std::set<std::string> seen;
+  for (const auto& plan : plans)
+    for (const auto& cand : plan) {
+      if (cand.unsupported) continue;
+      for (auto& k : gemm::kernels(cand.config, cand.index_bits))
+        if (seen.insert(k.name_expression).second) out.push_back(std::move(k));
+    }
+  return out;
+}
+
+std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size_t n) {
+  std::vector<std::size_t> idx(median_us.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return median_us[a] < median_us[b]; });
+  idx.resize(std::min(n, idx.size()));
+  return idx;
+}
+
+}  // namespace tunetab
