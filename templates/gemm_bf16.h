@@ -40,7 +40,9 @@ struct GemmShape {
   static constexpr int kWarpsM = kBlockM / kWarpM;
   static constexpr int kWarpsN = kBlockN / kWarpN;
   static constexpr int kThreads = TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN);
-  static constexpr int kLd = kBlockK + 8;  // NOTE: 16-byte row pad keeps ldmatrix free of bank conflicts
+  // NOTE: a 16-byte row pad keeps ldmatrix free of bank conflicts; wgmma configs (whose portable
+  // fallback shares their shared-memory budget) stay unpadded.
+  static constexpr int kLd = kBlockK + (kMath == 2 ? 0 : 8);
   static constexpr int kStageElems = (kBlockM + kBlockN) * kLd;
   static constexpr int kChunksPerRow = kBlockK / kVec;
   // Portable (SIMT) path: each thread owns a kTM x kTN micro-tile, strided across the block tile.
@@ -53,9 +55,9 @@ struct GemmShape {
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "warp tile is made of 16x16 mma tiles");
   static_assert(kBlockK % 16 == 0 && kBlockK % kVec == 0, "block K");
   static_assert(kVec == 8 || kVec == 4, "vector width: 8 (16 B) or 4 (8 B) elements");
-  static_assert(kMath != 2 || (kBlockK == 64 && kVec == 8 && kWarpM == 64 && kWarpN == kBlockN &&
-                               (kBlockN == 64 || kBlockN == 128 || kBlockN == 256)),
-                "wgmma: 128-byte swizzled K tiles (block_k 64, 16-byte copies), one warpgroup per 64 x block_n");
+  static_assert(kMath != 2 || (kBlockK % 64 == 0 && kVec == 8 && kWarpM == 64 && kWarpN == kBlockN &&
+                               kStages >= 3 && (kBlockN == 64 || kBlockN == 128 || kBlockN == 256)),
+                "wgmma: 128-byte swizzled K blocks of 64, 16-byte copies, >= 3 stages, a warpgroup per 64 x block_n");
   static_assert(kThreadsM * kThreadsN == kThreads && kThreadsM * kTM == kBlockM, "SIMT thread layout");
 };
 
@@ -294,35 +296,40 @@ gemm_bf16_tn(GemmArgs p) {
 #if TT_HAS_WGMMA
   if constexpr (kMath == 2) {
     // Tiles in 128-byte swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout
-    // the wgmma descriptors name; stage bases 1024-byte aligned (the host adds 1 KiB of slack).
-    constexpr int kStageBytes = (kBlockM + kBlockN) * 128;
+    // the wgmma descriptors name, one such block per 64 of K; stage bases 1024-byte aligned (the host
+    // adds 1 KiB of slack).
+    constexpr int kRowChunks = kBlockK / 8;
+    constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * 2;
     u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
     auto load_swizzled = [&](int stage, int k0) {
       u8* sa = base + stage * kStageBytes;
-      u8* sb = sa + kBlockM * 128;
+      u8* sb = sa + kBlockM * kBlockK * 2;
 #pragma unroll
-      for (int i = 0; i < (kBlockM * 8 + kThreads - 1) / kThreads; ++i) {
+      for (int i = 0; i < (kBlockM * kRowChunks + kThreads - 1) / kThreads; ++i) {
         const int c = tid + i * kThreads;
-        if ((kBlockM * 8) % kThreads == 0 || c < kBlockM * 8) {
-          const int row = c / 8, ch = c % 8;
+        if ((kBlockM * kRowChunks) % kThreads == 0 || c < kBlockM * kRowChunks) {
+          const int row = c / kRowChunks, ch = c % kRowChunks;
           const bool valid = bm0 + row < p.m && k0 + ch * 8 < k_end;
           const u16* g = valid ? p.a + (static_cast<Index>(bm0 + row) * p.k + (k0 + ch * 8)) : p.a;
-          copy_async<16>(sa + row * 128 + ((ch ^ (row & 7)) << 4), g, valid);
+          copy_async<16>(sa + (ch / 8) * (kBlockM * 128) + row * 128 + (((ch % 8) ^ (row & 7)) << 4), g, valid);
         }
       }
 #pragma unroll
-      for (int i = 0; i < (kBlockN * 8 + kThreads - 1) / kThreads; ++i) {
+      for (int i = 0; i < (kBlockN * kRowChunks + kThreads - 1) / kThreads; ++i) {
         const int c = tid + i * kThreads;
-        if ((kBlockN * 8) % kThreads == 0 || c < kBlockN * 8) {
-          const int row = c / 8, ch = c % 8;
+        if ((kBlockN * kRowChunks) % kThreads == 0 || c < kBlockN * kRowChunks) {
+          const int row = c / kRowChunks, ch = c % kRowChunks;
           const bool valid = bn0 + row < p.n && k0 + ch * 8 < k_end;
           const u16* g = valid ? p.b + (static_cast<Index>(bn0 + row) * p.k + (k0 + ch * 8)) : p.b;
-          copy_async<16>(sb + row * 128 + ((ch ^ (row & 7)) << 4), g, valid);
+          copy_async<16>(sb + (ch / 8) * (kBlockN * 128) + row * 128 + (((ch % 8) ^ (row & 7)) << 4), g, valid);
         }
       }
     };
+    // Loads run kStages - 2 tiles ahead and one group of MMAs stays in flight behind them: the stage
+    // refilled at step kt last fed the MMAs of step kt - 2, which every warpgroup has waited for.
+    constexpr int kAhead = kStages - 2;
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) {
+    for (int s = 0; s < kAhead; ++s) {
       if (s < k_tiles) load_swizzled(s, k_begin + s * kBlockK);
       copy_commit();
     }
@@ -331,27 +338,31 @@ gemm_bf16_tn(GemmArgs p) {
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.f;
     for (int kt = 0; kt < k_tiles; ++kt) {
-      copy_wait<kStages - 2>();
+      copy_wait<kAhead - 1>();
       fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
       sync_block();
-      // Every warpgroup finished the MMAs of tile kt - 1 (waited below) before this barrier: refill its stage.
-      const int next = kt + kStages - 1;
+      const int next = kt + kAhead;
       if (next < k_tiles) load_swizzled(next % kStages, k_begin + next * kBlockK);
       copy_commit();
       const u8* sa = base + (kt % kStages) * kStageBytes;
-      const u64 da = wgmma_desc(sa + wg * 64 * 128), db = wgmma_desc(sa + kBlockM * 128);
+      const u8* sb = sa + kBlockM * kBlockK * 2;
       fence_operands(acc);
       wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {  // 4 x k16 per 64-wide tile: +32 bytes = +2 in descriptor units
-        if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da + 2 * kk, db + 2 * kk);
-        else if constexpr (kBlockN == 128) wgmma_m64n128k16(acc, da + 2 * kk, db + 2 * kk);
-        else wgmma_m64n256k16(acc, da + 2 * kk, db + 2 * kk);
+      for (int kk = 0; kk < kBlockK / 16; ++kk) {
+        // k16 step kk: swizzle block kk / 4, +32 bytes (2 descriptor units) per step inside it.
+        const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg * 64 * 128) + 2 * (kk % 4);
+        const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128)) + 2 * (kk % 4);
+        if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da, db);
+        else if constexpr (kBlockN == 128) wgmma_m64n128k16(acc, da, db);
+        else wgmma_m64n256k16(acc, da, db);
       }
       wgmma_commit();
-      wgmma_wait<0>();
+      wgmma_wait<1>();
       fence_operands(acc);
     }
+    wgmma_wait<0>();
+    fence_operands(acc);
     copy_wait<0>();
     const int warp = (tid % 128) / 32, lane = tid % 32;
     const int row = bm0 + wg * 64 + warp * 16 + lane / 4;

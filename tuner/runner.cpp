@@ -1,6 +1,7 @@
 #include "tuner/runner.h"
 
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <memory>
 #include <thread>
@@ -202,11 +203,21 @@ std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems
       }
       progress.done();
 
-      // Final phase: re-time the fastest few carefully; the best of these is what export picks.
-      for (std::size_t idx : fastest(screened_us, opt.final_top)) {
+      // Final phase: re-time the fastest few carefully; the best of these is what export picks. A rerun
+      // only completes a final phase a kill cut short: it never re-measures a finished one.
+      std::size_t finals = 0;
+      std::vector<double> pending_us = screened_us;
+      for (std::size_t i = 0; i < screened.size(); ++i) {
+        const auto r = store.find_result(device_id, problem_id, screened_ids[i], version);
+        if (r && r->timing_phase == "final") {
+          ++finals;
+          pending_us[i] = std::numeric_limits<double>::infinity();
+        }
+      }
+      const std::size_t want = std::min(opt.final_top, screened.size());
+      for (std::size_t idx : fastest(pending_us, want > finals ? want - finals : 0)) {
         const GemmCandidate& cand = *screened[idx];
         auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
-        if (!r || r->timing_phase == "final") continue;
         const auto ks = gemm::kernels(cand.config, cand.index_bits);
         const std::vector<const Module*> pipeline = {&modules.get(*by_name.at(ks[0].name_expression), cand.config.shared_bytes())};
         const TimingStats st = time_launches(

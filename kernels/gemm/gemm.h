@@ -45,10 +45,11 @@ struct Config {
   int threads() const {
     return math == Math::kWgmma ? (block_m / 64) * 128 : (block_m / warp_m) * (block_n / warp_n) * 32;
   }
-  /// Padded tiles (portable and mma.sync paths); wgmma's swizzled tiles are smaller but need 1 KiB
-  /// alignment slack. The same instance runs the portable path on other targets, so take the larger.
+  /// Padded tiles for the portable and mma.sync paths; wgmma's swizzled tiles are unpadded and need
+  /// 1 KiB of alignment slack (its portable fallback uses the same unpadded budget).
   int shared_bytes() const {
-    return stages * (block_m + block_n) * (block_k + 8) * 2 + (math == Math::kWgmma ? 1024 : 0);
+    return math == Math::kWgmma ? stages * (block_m + block_n) * block_k * 2 + 1024
+                                : stages * (block_m + block_n) * (block_k + 8) * 2;
   }
   /// "m128n128k32_w64x64_s4_mma_v8_sk1": stable, and parsed back by from_name().
   std::string name() const;
