@@ -31,9 +31,11 @@ struct GemmArgs {
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
-/// Threads of a config: a warp per warp tile, or a warpgroup (128 threads) per 64 rows for wgmma (kMath 2).
-#define TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN) \
-  ((kMath) == 2 ? ((kBlockM) / 64) * 128 : ((kBlockM) / (kWarpM)) * ((kBlockN) / (kWarpN)) * 32)
+/// Threads of a config: a warp per warp tile; for wgmma (kMath 2) a warpgroup (128 threads) per 64 rows;
+/// for warp-specialized wgmma (kMath 3) one more warpgroup, the producer that only copies.
+#define TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN)                     \
+  ((kMath) >= 2 ? ((kBlockM) / 64) * 128 + ((kMath) == 3 ? 128 : 0)                 \
+                : ((kBlockM) / (kWarpM)) * ((kBlockN) / (kWarpN)) * 32)
 
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kStages, int kMath, int kVec>
 struct GemmShape {
@@ -42,23 +44,24 @@ struct GemmShape {
   static constexpr int kThreads = TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN);
   // NOTE: a 16-byte row pad keeps ldmatrix free of bank conflicts; wgmma configs (whose portable
   // fallback shares their shared-memory budget) stay unpadded.
-  static constexpr int kLd = kBlockK + (kMath == 2 ? 0 : 8);
+  static constexpr int kLd = kBlockK + (kMath >= 2 ? 0 : 8);
   static constexpr int kStageElems = (kBlockM + kBlockN) * kLd;
   static constexpr int kChunksPerRow = kBlockK / kVec;
   // Portable (SIMT) path: each thread owns a kTM x kTN micro-tile, strided across the block tile.
   static constexpr int kTN = 4;
-  static constexpr int kThreadsN = (kBlockN / kTN) < kThreads ? (kBlockN / kTN) : kThreads;
-  static constexpr int kThreadsM = kThreads / kThreadsN;
+  static constexpr int kComputeThreads = kMath == 3 ? kThreads - 128 : kThreads;  // the producer only copies
+  static constexpr int kThreadsN = (kBlockN / kTN) < kComputeThreads ? (kBlockN / kTN) : kComputeThreads;
+  static constexpr int kThreadsM = kComputeThreads / kThreadsN;
   static constexpr int kTM = kBlockM / kThreadsM;
   static constexpr int kTNEff = kBlockN / kThreadsN;
   static_assert(kBlockM % kWarpM == 0 && kBlockN % kWarpN == 0, "warp tile must divide block tile");
   static_assert(kWarpM % 16 == 0 && kWarpN % 16 == 0, "warp tile is made of 16x16 mma tiles");
   static_assert(kBlockK % 16 == 0 && kBlockK % kVec == 0, "block K");
   static_assert(kVec == 8 || kVec == 4, "vector width: 8 (16 B) or 4 (8 B) elements");
-  static_assert(kMath != 2 || (kBlockK % 64 == 0 && kVec == 8 && kWarpM == 64 && kWarpN == kBlockN &&
+  static_assert(kMath < 2 || (kBlockK % 64 == 0 && kVec == 8 && kWarpM == 64 && kWarpN == kBlockN &&
                                kStages >= 3 && (kBlockN == 64 || kBlockN == 128 || kBlockN == 256)),
                 "wgmma: 128-byte swizzled K blocks of 64, 16-byte copies, >= 3 stages, a warpgroup per 64 x block_n");
-  static_assert(kThreadsM * kThreadsN == kThreads && kThreadsM * kTM == kBlockM, "SIMT thread layout");
+  static_assert(kThreadsM * kThreadsN == kComputeThreads && kThreadsM * kTM == kBlockM, "SIMT thread layout");
 };
 
 template <int kBytes>
@@ -127,6 +130,24 @@ template <int kPending>
 __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
+__device__ __forceinline__ u32 smem_addr(const void* p) { return static_cast<u32>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void mbar_init(u64* bar, u32 count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+}
+/// Release-arrive: this thread's prior writes are visible to whoever completes a wait on the phase.
+__device__ __forceinline__ void mbar_arrive(u64* bar) {
+  asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(smem_addr(bar)) : "memory");
+}
+/// Waits until the phase with `parity` has completed (acquire).
+__device__ __forceinline__ void mbar_wait(u64* bar, u32 parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+
 /// Keeps the compiler from moving accumulator accesses across the asynchronous MMA.
 template <int kN>
 __device__ __forceinline__ void fence_operands(float (&d)[kN]) {
@@ -232,6 +253,33 @@ __device__ __forceinline__ void store_pair(const GemmArgs& p, float* partial, in
   }
 }
 
+/// Split-K: publishes this CTA's partials and counts arrivals on the tile's counter; the last CTA of
+/// the tile to arrive sums every split's partials into C and resets the counter for the next launch.
+template <int kTileM, int kTileN, int kThreads, typename Index>
+__device__ __forceinline__ void splitk_finish(const GemmArgs& p, int tile, int bm0, int bn0, int tid) {
+  __shared__ u32 s_is_last;
+  fence_device();
+  sync_block();
+  if (tid == 0) {
+    const u32 arrived = atomic_add(p.counters + tile, 1u);
+    s_is_last = arrived == static_cast<u32>(p.splits - 1);
+    if (s_is_last) p.counters[tile] = 0u;  // every split has arrived: reset for the next launch
+  }
+  sync_block();
+  if (!s_is_last) return;
+  fence_device();
+  const Index plane = static_cast<Index>(p.m) * static_cast<Index>(p.n);
+  const volatile float* ws = p.workspace;  // NOTE: volatile: other CTAs' partials, never from a stale L1
+  for (int e = tid; e < kTileM * kTileN; e += kThreads) {
+    const int row = bm0 + e / kTileN, col = bn0 + e % kTileN;
+    if (row >= p.m || col >= p.n) continue;
+    const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
+    float sum = 0.f;
+    for (int s = 0; s < p.splits; ++s) sum += ws[static_cast<Index>(s) * plane + off];
+    p.c[off] = f32_to_bf16(sum);
+  }
+}
+
 template <int kBlockM, int kBlockN, int kBlockK, int kWarpM, int kWarpN, int kStages, int kMath, int kVec,
           typename Index>
 __global__ void __launch_bounds__(TT_GEMM_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN))
@@ -280,7 +328,7 @@ gemm_bf16_tn(GemmArgs p) {
 
   // Software pipeline: kStages - 1 tiles in flight ahead of the one being multiplied. (The wgmma path
   // keeps its own, swizzled, layout.)
-  constexpr bool kSwizzled = kMath == 2 && TT_HAS_WGMMA;
+  constexpr bool kSwizzled = kMath >= 2 && TT_HAS_WGMMA;
   if constexpr (!kSwizzled) {
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
@@ -294,20 +342,23 @@ gemm_bf16_tn(GemmArgs p) {
     partial = p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n);
 
 #if TT_HAS_WGMMA
-  if constexpr (kMath == 2) {
+  if constexpr (kMath >= 2) {
     // Tiles in 128-byte swizzled rows (16-byte chunk c of row r stored at chunk c ^ (r % 8)), the layout
     // the wgmma descriptors name, one such block per 64 of K; stage bases 1024-byte aligned (the host
     // adds 1 KiB of slack).
     constexpr int kRowChunks = kBlockK / 8;
     constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * 2;
     u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
+    // Copies stage `stage` with the threads [t0, t0 + kCopiers): all of them, or the producer warpgroup.
+    constexpr int kCopiers = kMath == 3 ? 128 : kThreads;
+    const int t0 = kMath == 3 ? tid - (kThreads - 128) : tid;
     auto load_swizzled = [&](int stage, int k0) {
       u8* sa = base + stage * kStageBytes;
       u8* sb = sa + kBlockM * kBlockK * 2;
 #pragma unroll
-      for (int i = 0; i < (kBlockM * kRowChunks + kThreads - 1) / kThreads; ++i) {
-        const int c = tid + i * kThreads;
-        if ((kBlockM * kRowChunks) % kThreads == 0 || c < kBlockM * kRowChunks) {
+      for (int i = 0; i < (kBlockM * kRowChunks + kCopiers - 1) / kCopiers; ++i) {
+        const int c = t0 + i * kCopiers;
+        if ((kBlockM * kRowChunks) % kCopiers == 0 || c < kBlockM * kRowChunks) {
           const int row = c / kRowChunks, ch = c % kRowChunks;
           const bool valid = bm0 + row < p.m && k0 + ch * 8 < k_end;
           const u16* g = valid ? p.a + (static_cast<Index>(bm0 + row) * p.k + (k0 + ch * 8)) : p.a;
@@ -315,9 +366,9 @@ gemm_bf16_tn(GemmArgs p) {
         }
       }
 #pragma unroll
-      for (int i = 0; i < (kBlockN * kRowChunks + kThreads - 1) / kThreads; ++i) {
-        const int c = tid + i * kThreads;
-        if ((kBlockN * kRowChunks) % kThreads == 0 || c < kBlockN * kRowChunks) {
+      for (int i = 0; i < (kBlockN * kRowChunks + kCopiers - 1) / kCopiers; ++i) {
+        const int c = t0 + i * kCopiers;
+        if ((kBlockN * kRowChunks) % kCopiers == 0 || c < kBlockN * kRowChunks) {
           const int row = c / kRowChunks, ch = c % kRowChunks;
           const bool valid = bn0 + row < p.n && k0 + ch * 8 < k_end;
           const u16* g = valid ? p.b + (static_cast<Index>(bn0 + row) * p.k + (k0 + ch * 8)) : p.b;
@@ -325,32 +376,19 @@ gemm_bf16_tn(GemmArgs p) {
         }
       }
     };
-    // Loads run kStages - 2 tiles ahead and one group of MMAs stays in flight behind them: the stage
-    // refilled at step kt last fed the MMAs of step kt - 2, which every warpgroup has waited for.
-    constexpr int kAhead = kStages - 2;
-#pragma unroll
-    for (int s = 0; s < kAhead; ++s) {
-      if (s < k_tiles) load_swizzled(s, k_begin + s * kBlockK);
-      copy_commit();
-    }
     const int wg = tid / 128;
     float acc[kBlockN / 2];
 #pragma unroll
     for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.f;
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      copy_wait<kAhead - 1>();
-      fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
-      sync_block();
-      const int next = kt + kAhead;
-      if (next < k_tiles) load_swizzled(next % kStages, k_begin + next * kBlockK);
-      copy_commit();
-      const u8* sa = base + (kt % kStages) * kStageBytes;
+    // The MMAs of one K tile: k16 step kk reads swizzle block kk / 4, +32 bytes (2 descriptor units) per
+    // step inside it.
+    auto mma_tile = [&](int stage) {
+      const u8* sa = base + stage * kStageBytes;
       const u8* sb = sa + kBlockM * kBlockK * 2;
       fence_operands(acc);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockK / 16; ++kk) {
-        // k16 step kk: swizzle block kk / 4, +32 bytes (2 descriptor units) per step inside it.
         const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg * 64 * 128) + 2 * (kk % 4);
         const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128)) + 2 * (kk % 4);
         if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da, db);
@@ -358,12 +396,68 @@ gemm_bf16_tn(GemmArgs p) {
         else wgmma_m64n256k16(acc, da, db);
       }
       wgmma_commit();
-      wgmma_wait<1>();
+      wgmma_wait<1>();  // one group in flight: the MMAs of the previous tile are done
       fence_operands(acc);
+    };
+    if constexpr (kMath == 2) {
+      // All warps copy and multiply. Loads run kStages - 2 tiles ahead; the stage refilled at step kt
+      // last fed the MMAs of step kt - 2, which every warpgroup has waited for before the barrier.
+      constexpr int kAhead = kStages - 2;
+#pragma unroll
+      for (int s = 0; s < kAhead; ++s) {
+        if (s < k_tiles) load_swizzled(s, k_begin + s * kBlockK);
+        copy_commit();
+      }
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        copy_wait<kAhead - 1>();
+        fence_proxy_async();  // cp.async wrote through the generic proxy; wgmma reads through the async one
+        sync_block();
+        const int next = kt + kAhead;
+        if (next < k_tiles) load_swizzled(next % kStages, k_begin + next * kBlockK);
+        copy_commit();
+        mma_tile(kt % kStages);
+      }
+    } else {
+      // Warp-specialized: the last warpgroup copies, the others multiply; no block-wide barrier in the
+      // loop. full[s]: the producer's 128 threads release stage s once their copies landed (each waits
+      // for its own copies and fences them into the async proxy first). empty[s]: each consumer
+      // warpgroup releases stage s once the MMAs that read it are done.
+      constexpr int kConsumers = kBlockM / 64;
+      constexpr int kLag = kStages - 2;  // tiles the producer keeps in flight before releasing one
+      __shared__ u64 full_bar[kStages], empty_bar[kStages];
+      if (tid == 0)
+        for (int s = 0; s < kStages; ++s) {
+          mbar_init(&full_bar[s], 128);
+          mbar_init(&empty_bar[s], kConsumers);
+        }
+      sync_block();
+      if (wg == kConsumers) {
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          const int s = kt % kStages;
+          if (kt >= kStages) mbar_wait(&empty_bar[s], ((kt / kStages) - 1) & 1);
+          load_swizzled(s, k_begin + kt * kBlockK);
+          copy_commit();
+          if (kt >= kLag) {
+            copy_wait<kLag>();
+            fence_proxy_async();
+            mbar_arrive(&full_bar[(kt - kLag) % kStages]);
+          }
+        }
+        copy_wait<0>();
+        fence_proxy_async();
+        for (int kt = k_tiles - kLag > 0 ? k_tiles - kLag : 0; kt < k_tiles; ++kt) mbar_arrive(&full_bar[kt % kStages]);
+        return;  // split-K is not offered with warp specialization (host constraint): nothing else to do
+      } else {
+        for (int kt = 0; kt < k_tiles; ++kt) {
+          mbar_wait(&full_bar[kt % kStages], (kt / kStages) & 1);
+          mma_tile(kt % kStages);
+          if (kt > 0 && tid % 128 == 0) mbar_arrive(&empty_bar[(kt - 1) % kStages]);
+        }
+      }
     }
     wgmma_wait<0>();
     fence_operands(acc);
-    copy_wait<0>();
+    if (kMath == 2 || wg < kBlockM / 64) {
     const int warp = (tid % 128) / 32, lane = tid % 32;
     const int row = bm0 + wg * 64 + warp * 16 + lane / 4;
 #pragma unroll
@@ -371,6 +465,7 @@ gemm_bf16_tn(GemmArgs p) {
       const int col = bn0 + j * 8 + (lane % 4) * 2;
       store_pair<Index>(p, partial, row, col, acc[j * 4 + 0], acc[j * 4 + 1]);
       store_pair<Index>(p, partial, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
     }
   } else
 #endif
@@ -434,6 +529,7 @@ gemm_bf16_tn(GemmArgs p) {
   {
     // Portable path (AMD targets, and kMath == 0 everywhere): fp32 FMA on bf16 tiles in shared memory.
     constexpr int kTM = S::kTM, kTN = S::kTNEff;
+    const bool computes = tid < S::kComputeThreads;
     const int tx = tid % S::kThreadsN, ty = tid / S::kThreadsN;
     float acc[kTM][kTN];
 #pragma unroll
@@ -449,6 +545,7 @@ gemm_bf16_tn(GemmArgs p) {
       copy_commit();
       const u16* sa = smem + (kt % kStages) * S::kStageElems;
       const u16* sb = sa + kBlockM * kLd;
+      if (!computes) continue;
 #pragma unroll 4
       for (int kk = 0; kk < kBlockK; ++kk) {
         float a[kTM], b[kTN];
@@ -468,7 +565,7 @@ gemm_bf16_tn(GemmArgs p) {
 #pragma unroll
       for (int j = 0; j < kTN; ++j) {
         const int row = bm0 + ty + i * S::kThreadsM, col = bn0 + tx + j * S::kThreadsN;
-        if (row < p.m && col < p.n) {
+        if (computes && row < p.m && col < p.n) {
           const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
           if (partial) partial[off] = acc[i][j];
           else p.c[off] = f32_to_bf16(acc[i][j]);
@@ -476,31 +573,76 @@ gemm_bf16_tn(GemmArgs p) {
       }
   }
 
-  if (p.splits == 1) return;
+  if (p.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+}
 
-  // Split-K: publish this split's partials, count arrivals; the last CTA for this tile reduces.
-  __shared__ u32 s_is_last;
-  fence_device();
-  sync_block();
-  if (tid == 0) {
-    u32* counter = p.counters + (static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()));
-    const u32 arrived = atomic_add(counter, 1u);
-    s_is_last = arrived == static_cast<u32>(p.splits - 1);
-    if (s_is_last) *counter = 0u;  // every split has arrived: reset for the next launch
+/// Skinny GEMM for M <= kMaxM (decode batches), bound by reading B once: each warp owns kWarpN columns of
+/// its split of K, streams their B rows and A's (few, L1-resident) rows with 16-byte loads, 8 elements per
+/// lane and kUnroll steps of 256 in flight, then reduces across the warp with shuffles.
+template <int kMaxM, int kBlockN, int kWarpN, int kUnroll, typename Index>
+__global__ void __launch_bounds__((kBlockN / kWarpN) * 32) gemm_bf16_skinny(GemmArgs p) {
+  constexpr int kThreads = (kBlockN / kWarpN) * 32;
+  static_assert(kBlockN % kWarpN == 0 && kMaxM * kWarpN <= 128, "skinny tile");
+  const int tid = static_cast<int>(thread_x()), warp = tid / 32, lane = tid % 32;
+  const int bn0 = static_cast<int>(block_x()) * kBlockN;
+  const int n0 = bn0 + warp * kWarpN;
+  const int split = static_cast<int>(block_z());
+  const int k_begin = split * p.k_per_split;
+  const int k_end = imin(p.k, k_begin + p.k_per_split);
+  float acc[kMaxM][kWarpN];
+#pragma unroll
+  for (int m = 0; m < kMaxM; ++m)
+#pragma unroll
+    for (int j = 0; j < kWarpN; ++j) acc[m][j] = 0.f;
+  for (int k0 = k_begin + lane * 8; k0 < k_end; k0 += 256 * kUnroll) {
+    u32x4 bv[kUnroll][kWarpN];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int j = 0; j < kWarpN; ++j) {
+        const int k = k0 + u * 256;  // K % 8 == 0: a lane's 8 elements are all inside or all outside
+        const bool ok = k < k_end && n0 + j < p.n;
+        bv[u][j] = ok ? *reinterpret_cast<const u32x4*>(p.b + (static_cast<Index>(n0 + j) * p.k + k)) : u32x4{0, 0, 0, 0};
+      }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int k = k0 + u * 256;
+#pragma unroll
+      for (int m = 0; m < kMaxM; ++m) {
+        if (k >= k_end || m >= p.m) continue;
+        const u32x4 av = *reinterpret_cast<const u32x4*>(p.a + (static_cast<Index>(m) * p.k + k));
+        const u32 aw[4] = {av.x, av.y, av.z, av.w};
+#pragma unroll
+        for (int j = 0; j < kWarpN; ++j) {
+          const u32 bw[4] = {bv[u][j].x, bv[u][j].y, bv[u][j].z, bv[u][j].w};
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            acc[m][j] += bits_f32(aw[e] << 16) * bits_f32(bw[e] << 16);
+            acc[m][j] += bits_f32(aw[e] & 0xffff0000u) * bits_f32(bw[e] & 0xffff0000u);
+          }
+        }
+      }
+    }
   }
-  sync_block();
-  if (!s_is_last) return;
-  fence_device();
-  const Index plane = static_cast<Index>(p.m) * static_cast<Index>(p.n);
-  const volatile float* ws = p.workspace;  // NOTE: volatile: other CTAs' partials, never from a stale L1
-  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
-    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
-    if (row >= p.m || col >= p.n) continue;
-    const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
-    float sum = 0.f;
-    for (int s = 0; s < p.splits; ++s) sum += ws[static_cast<Index>(s) * plane + off];
-    p.c[off] = f32_to_bf16(sum);
-  }
+  // Butterfly: every lane ends with the warp's sums; lane e % 32 stores element e.
+#pragma unroll
+  for (int m = 0; m < kMaxM; ++m)
+#pragma unroll
+    for (int j = 0; j < kWarpN; ++j)
+#pragma unroll
+      for (int off = 16; off > 0; off /= 2) acc[m][j] += shfl_xor(acc[m][j], off);
+  float* partial = p.splits > 1 ? p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n) : nullptr;
+#pragma unroll
+  for (int m = 0; m < kMaxM; ++m)
+#pragma unroll
+    for (int j = 0; j < kWarpN; ++j) {
+      const int col = n0 + j;
+      if ((m * kWarpN + j) % 32 != lane || m >= p.m || col >= p.n) continue;
+      const Index off = static_cast<Index>(m) * static_cast<Index>(p.n) + static_cast<Index>(col);
+      if (partial) partial[off] = acc[m][j];
+      else p.c[off] = f32_to_bf16(acc[m][j]);
+    }
+  if (p.splits > 1) splitk_finish<kMaxM, kBlockN, kThreads, Index>(p, static_cast<int>(block_x()), 0, bn0, tid);
 }
 
 }  // namespace tt

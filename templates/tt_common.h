@@ -40,6 +40,10 @@ __device__ __forceinline__ void fence_device() { __builtin_amdgcn_fence(__ATOMIC
 __device__ __forceinline__ u32 atomic_add(u32* p, u32 v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 __device__ __forceinline__ u32 f32_bits(float f) { return __builtin_bit_cast(u32, f); }
 __device__ __forceinline__ float bits_f32(u32 u) { return __builtin_bit_cast(float, u); }
+__device__ __forceinline__ float shfl_xor(float v, int mask) {
+  const int lane = __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
+  return __builtin_bit_cast(float, __builtin_amdgcn_ds_bpermute((lane ^ mask) << 2, __builtin_bit_cast(int, v)));
+}
 #else
 __device__ __forceinline__ u32 thread_x() { return threadIdx.x; }
 __device__ __forceinline__ u32 block_x() { return blockIdx.x; }
@@ -50,6 +54,11 @@ __device__ __forceinline__ void fence_device() { __threadfence(); }
 __device__ __forceinline__ u32 atomic_add(u32* p, u32 v) { return atomicAdd(p, v); }
 __device__ __forceinline__ u32 f32_bits(float f) { return __float_as_uint(f); }
 __device__ __forceinline__ float bits_f32(u32 u) { return __uint_as_float(u); }
+#if defined(TT_NVIDIA)
+__device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+#else
+__device__ __forceinline__ float shfl_xor(float v, int mask) { return __shfl_xor(v, mask); }
+#endif
 #endif
 
 __device__ __forceinline__ float bf16_to_f32(u16 h) { return bits_f32(static_cast<u32>(h) << 16); }

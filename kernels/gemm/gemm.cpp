@@ -46,6 +46,8 @@ static const char* math_name(Math m) {
     case Math::kSimt: return "simt";
     case Math::kTensorCore: return "mma";
     case Math::kWgmma: return "wgmma";
+    case Math::kWgmmaWs: return "wgws";
+    case Math::kSkinny: return "skinny";
   }
   return "?";
 }
@@ -58,7 +60,7 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma)_v(\d+)_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny)_v(\d+)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_mma|simt_v<V>_sk<SK>)");
@@ -69,7 +71,9 @@ Config Config::from_name(const std::string& name) {
   c.warp_m = std::stoi(mt[4]);
   c.warp_n = std::stoi(mt[5]);
   c.stages = std::stoi(mt[6]);
-  c.math = mt[7] == "mma" ? Math::kTensorCore : mt[7] == "wgmma" ? Math::kWgmma : Math::kSimt;
+  c.math = mt[7] == "mma" ? Math::kTensorCore : mt[7] == "wgmma" ? Math::kWgmma : mt[7] == "wgws"   ? Math::kWgmmaWs
+                     : mt[7] == "skinny" ? Math::kSkinny
+                                         : Math::kSimt;
   c.vec = std::stoi(mt[8]);
   c.split_k = std::stoi(mt[9]);
   return c;
@@ -116,6 +120,15 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,     256,    128,     64,   256 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 5, 6};
+// skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 256 x unroll.
+constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
+constexpr Tile kSkinnyTiles[] = {
+  {   0,       8,    256,      0,     2 },  // 4 warps
+  {   0,      16,    256,      0,     4 },  // 4 warps
+  {   0,      16,    512,      0,     2 },  // 8 warps
+  {   0,      32,    512,      0,     4 },  // 8 warps
+};
+constexpr int kSkinnySplits[] = {1, 2, 3, 4, 6, 8};
 constexpr Tile kSimtTiles[] = {
   {  16,      64,     64,     16,    16 },
   {  64,      64,     32,     32,    32 },
@@ -139,6 +152,12 @@ std::vector<Config> enumerate() {
   for (const Tile& t : kWgmmaTiles)
     for (int s : kWgmmaStages)
       for (int sk : kSplits) out.push_back(make(t, s, Math::kWgmma, 8, sk));
+  for (const Tile& t : kWgmmaTiles)
+    for (int s : kWgmmaStages) out.push_back(make(t, s, Math::kWgmmaWs, 8, 1));
+  for (int rows : kSkinnyRows)
+    for (const Tile& t : kSkinnyTiles)
+      for (int sk : kSkinnySplits)
+        out.push_back(Config{rows, t.block_n, t.block_k, rows, t.warp_n, 1, Math::kSkinny, 8, sk});
   for (const Tile& t : kSimtTiles)
     for (int sk : kSplits) out.push_back(make(t, 2, Math::kSimt, 8, sk));
   return out;
@@ -163,13 +182,16 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.out != DType::kBf16) return "output must be bf16 (got " + to_string(p.out) + ")";
   if (p.bias) return "bias epilogue is not implemented";
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
+  if (c.math == Math::kSkinny && p.m > c.block_m)
+    return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
+  if (c.math == Math::kSkinny && p.k % 8 != 0) return "skinny kernel needs K % 8 == 0";
   if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
   if (p.k % c.vec != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of the vector width " + std::to_string(c.vec);
   if (t.max_smem_per_block > 0 && c.shared_bytes() > t.max_smem_per_block)
     return "needs " + std::to_string(c.shared_bytes()) + " B of shared memory, target has " +
            std::to_string(t.max_smem_per_block);
-  if (c.math == Math::kWgmma && t.nvidia && t.arch != "sm_90a")
-    return "wgmma needs sm_90a (target " + t.arch + ")";
+  if (c.wgmma() && t.nvidia && t.arch != "sm_90a") return "wgmma needs sm_90a (target " + t.arch + ")";
+  if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
   if (c.split_k > 1) {
     const std::int64_t kps = k_per_split(p, c);
     if (ceil_div(p.k, kps) != c.split_k) return "split-K " + std::to_string(c.split_k) + " leaves empty splits for K=" + std::to_string(p.k);
@@ -193,11 +215,17 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   KernelSource k;
   k.family = kFamily;
   k.source = "#include \"gemm_bf16.h\"\n";
+  k.parameters = "tt::GemmArgs";
+  const std::string index = index_bits == 64 ? "long long" : "int";
+  if (c.math == Math::kSkinny) {
+    k.name_expression = "tt::gemm_bf16_skinny<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
+                        std::to_string(c.warp_n) + ", " + std::to_string(c.block_k / 256) + ", " + index + ">";
+    return {k};
+  }
   k.name_expression = "tt::gemm_bf16_tn<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                       std::to_string(c.block_k) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(c.warp_n) +
                       ", " + std::to_string(c.stages) + ", " + std::to_string(static_cast<int>(c.math)) + ", " +
                       std::to_string(c.vec) + ", " + (index_bits == 64 ? "long long" : "int") + ">";
-  k.parameters = "tt::GemmArgs";
   return {k};
 }
 

@@ -31,7 +31,9 @@ struct Problem {
   std::int64_t min_bytes() const { return 2 * (m * k + n * k + m * n); }
 };
 
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2 };  // portable FMA, mma.sync, sm_90a wgmma
+/// Portable FMA, mma.sync, sm_90a wgmma, wgmma with a producer warpgroup (warp-specialized), and the
+/// skinny kernel for M <= block_m (gemm_bf16_skinny: block_k = 256 x unroll, warp_n columns per warp).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kWgmmaWs = 3, kSkinny = 4 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 0;
@@ -41,14 +43,19 @@ struct Config {
   int vec = 8;       // elements per global load: 8 (16 B) or 4 (8 B)
   int split_k = 1;   // run-time: does not change the code object
 
-  /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows. Mirrors TT_GEMM_THREADS.
+  bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs; }
+  /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows, plus the producer warpgroup
+  /// when warp-specialized. Mirrors TT_GEMM_THREADS.
   int threads() const {
-    return math == Math::kWgmma ? (block_m / 64) * 128 : (block_m / warp_m) * (block_n / warp_n) * 32;
+    if (math == Math::kSkinny) return (block_n / warp_n) * 32;
+    if (wgmma()) return (block_m / 64) * 128 + (math == Math::kWgmmaWs ? 128 : 0);
+    return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Padded tiles for the portable and mma.sync paths; wgmma's swizzled tiles are unpadded and need
   /// 1 KiB of alignment slack (its portable fallback uses the same unpadded budget).
   int shared_bytes() const {
-    return math == Math::kWgmma ? stages * (block_m + block_n) * block_k * 2 + 1024
+    if (math == Math::kSkinny) return 0;
+    return wgmma() ? stages * (block_m + block_n) * block_k * 2 + 1024
                                 : stages * (block_m + block_n) * (block_k + 8) * 2;
   }
   /// "m128n128k32_w64x64_s4_mma_v8_sk1": stable, and parsed back by from_name().

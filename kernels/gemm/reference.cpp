@@ -117,8 +117,8 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     sets_.push_back(std::move(set));
   }
   if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes);
-  // One counter per output tile of the smallest tile (16x64) covers every config.
-  const std::size_t counters = static_cast<std::size_t>(((p.m + 15) / 16) * ((p.n + 63) / 64));
+  // One counter per output tile: the smallest tiles are 16x64 (tiled kernels) and 1 x 8 (skinny, M <= 16).
+  const std::size_t counters = static_cast<std::size_t>(std::max(((p.m + 15) / 16) * ((p.n + 63) / 64), (p.n + 7) / 8));
   counters_ = DeviceBuffer(counters * sizeof(unsigned));
   counters_.fill_bytes(0);
 }
@@ -136,7 +136,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   void* params[] = {&args};
   LaunchDims d;
   d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
-  d.grid[1] = static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);
+  d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);
   d.grid[2] = static_cast<unsigned>(c.split_k);
   d.block[0] = static_cast<unsigned>(c.threads());
   d.shared_bytes = static_cast<unsigned>(c.shared_bytes());

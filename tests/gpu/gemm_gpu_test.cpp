@@ -65,13 +65,16 @@ class GemmGpu : public ::testing::Test {
 
 TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
   // clang-format off
-  const gemm::Problem shapes[] = {{1, 3072, 1536}, {17, 200, 72}, {304, 3072, 1536}, {129, 257, 136}, {336, 6144, 2048}};
+  const gemm::Problem shapes[] = {{1, 3072, 1536}, {17, 200, 72}, {304, 3072, 1536}, {129, 257, 136}, {336, 6144, 2048},
+                                  {3, 203, 776}, {16, 3072, 1536}};
   const char* configs[] = {
     "m16n64k64_w16x16_s4_mma_v8_sk1",  "m16n64k64_w16x16_s4_mma_v4_sk3", "m16n256k64_w16x64_s3_mma_v8_sk2",
     "m64n64k64_w32x32_s2_mma_v8_sk1",  "m128n128k32_w64x64_s4_mma_v8_sk1", "m128n256k32_w64x64_s3_mma_v8_sk1",
     "m256n128k32_w64x64_s4_mma_v4_sk1", "m16n64k64_w16x16_s2_simt_v8_sk1", "m64n64k32_w32x32_s2_simt_v8_sk2",
     "m64n64k64_w64x64_s4_wgmma_v8_sk1", "m128n256k64_w64x256_s4_wgmma_v8_sk2", "m64n128k128_w64x128_s5_wgmma_v8_sk1",
-    "m128n128k128_w64x128_s3_wgmma_v8_sk3",
+    "m128n128k128_w64x128_s3_wgmma_v8_sk3", "m128n256k64_w64x256_s4_wgws_v8_sk1", "m64n64k128_w64x64_s6_wgws_v8_sk1",
+    "m128n128k64_w64x128_s3_wgws_v8_sk1", "m16n16k512_w16x4_s1_skinny_v8_sk1", "m1n8k256_w1x2_s1_skinny_v8_sk3",
+    "m4n32k512_w4x4_s1_skinny_v8_sk2",
   };
   // clang-format on
   Target t = Target::from_arch(facts_.arch);
@@ -87,7 +90,7 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
         ++checked;
       }
     }
-  EXPECT_GT(checked, 80);
+  EXPECT_GT(checked, 100);
 }
 
 TEST_F(GemmGpu, PoisonedOutputFailsWhenNothingIsWritten) {

@@ -23,10 +23,12 @@ TEST(GemmConfig, EveryConfigFitsItsThreadLayout) {
     EXPECT_EQ(c.block_m % c.warp_m, 0) << c.name();
     EXPECT_EQ(c.block_n % c.warp_n, 0) << c.name();
     EXPECT_LE(c.threads(), 1024) << c.name();
+    if (c.math == gemm::Math::kSkinny) continue;  // its own portable kernel, no SIMT fallback
     // The portable path (every config on AMD) needs kThreadsN | threads and kThreadsM | block_m.
-    const int threads_n = std::min(c.block_n / 4, c.threads());
-    EXPECT_EQ(c.threads() % threads_n, 0) << c.name();
-    EXPECT_EQ(c.block_m % (c.threads() / threads_n), 0) << c.name();
+    const int compute = c.threads() - (c.math == gemm::Math::kWgmmaWs ? 128 : 0);
+    const int threads_n = std::min(c.block_n / 4, compute);
+    EXPECT_EQ(compute % threads_n, 0) << c.name();
+    EXPECT_EQ(c.block_m % (compute / threads_n), 0) << c.name();
   }
 }
 
@@ -83,5 +85,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   }
   EXPECT_GT(supported, 50u);
   const auto kernels = needed_kernels({plan});
-  EXPECT_LE(kernels.size(), 120u);  // split-K shares the code object
+  EXPECT_LE(kernels.size(), 160u);
+  EXPECT_FALSE(gemm::why_unsupported({16, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk2"), t));
+  EXPECT_TRUE(gemm::why_unsupported({17, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk1"), t));  // split-K shares the code object
 }
