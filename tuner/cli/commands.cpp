@@ -22,9 +22,6 @@ namespace po = boost::program_options;
 
 namespace tunetab::cli {
 
-namespace {
-
-/// Parses `args` against `desc`; prints help and returns false for --help.
 bool parse(const Args& args, po::options_description& desc, po::variables_map& vm, const char* usage_line) {
   desc.add_options()("help,h", "show this help");
   po::store(po::command_line_parser(args).options(desc).run(), vm);
@@ -35,6 +32,8 @@ bool parse(const Args& args, po::options_description& desc, po::variables_map& v
   po::notify(vm);
   return true;
 }
+
+namespace {
 
 const char* kDefaultDb = "tunetab.db";
 

@@ -21,6 +21,7 @@ int comp(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli:
 int confs(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_configs(a); }
 int devs(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_devices(a); }
 int dbc(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_db(a); }
+int shp(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_shapes(a); }
 
 // clang-format off
 const Command kCommands[] = {
@@ -30,6 +31,7 @@ const Command kCommands[] = {
   {"configs", "list the config space, and for a shape which configs are supported and why not", confs},
   {"devices", "list the GPUs tunetab sees, with the facts it records", devs},
   {"db",      "summarize a tunetab database (runs, results by disposition, cache)", dbc},
+  {"shapes",  "derive a model's GEMM and fused-MoE keys and M buckets from config.json and a serving envelope", shp},
 };
 // clang-format on
 
