@@ -179,6 +179,7 @@ std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems
           work.launch(cand.config, pipeline, 0, stream);
           if (!stream.synchronize_for(opt.launch_timeout_ms))
             throw Error(ErrorKind::kTimeout, "", nullptr, 0, "no completion within " + std::to_string(opt.launch_timeout_ms) + " ms");
+          if (auto oob = work.guard_violation()) throw Error(ErrorKind::kOutOfBounds, "", nullptr, 0, *oob);
           const gemm::Comparison cmp = gemm::compare(work.download_output(), work.reference(), gemm::Tolerance{});
           r.rel_l2 = cmp.rel_l2;
           r.max_abs = cmp.max_abs;

@@ -87,8 +87,11 @@ class Workload {
   int sets() const { return static_cast<int>(sets_.size()); }
   /// Launches the candidate on input set `set`.
   void launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s);
-  /// Fills set 0's output with NaN (0xFFFF) so any element left unwritten fails validation.
+  /// Before a validation launch: set 0's output to NaN (0xFFFF), so any element left unwritten fails,
+  /// and every guard band re-armed.
   void poison_output();
+  /// After a validation launch: the first buffer whose guard band changed, as "C: 2 bytes after ...".
+  std::optional<std::string> guard_violation() const;
   std::vector<std::uint16_t> download_output() const;
   /// C = A B^T on the CPU (Eigen, fp32 accumulation), computed once and cached.
   const std::vector<float>& reference();

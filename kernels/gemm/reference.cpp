@@ -1,5 +1,6 @@
 // bf16 GEMM: random inputs, the Eigen reference, comparison, and the device workload (launch).
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -110,17 +111,24 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
   a_ = random_bf16(static_cast<std::size_t>(p.m * p.k), seed);
   b_ = random_bf16(static_cast<std::size_t>(p.n * p.k), seed ^ 0x5bd1e995ull);
   const std::size_t a_bytes = a_.size() * 2, b_bytes = b_.size() * 2, c_bytes = static_cast<std::size_t>(p.m * p.n) * 2;
+  // Guard bands around every buffer validation touches (set 0, workspace, counters): 16 rows of the widest
+  // operand, 64 KiB to 1 MiB a side. A store past an end corrupts the bytes next to it first; one that
+  // jumps a whole band is left to compute-sanitizer.
+  const std::size_t guard = std::clamp<std::size_t>(16 * static_cast<std::size_t>(std::max(p.n, p.k)) * 4, 64 << 10, 1 << 20);
   for (int s = 0; s < std::max(1, rotating_sets); ++s) {
-    Set set{DeviceBuffer(a_bytes), DeviceBuffer(b_bytes), DeviceBuffer(c_bytes)};
+    const std::size_t g = s == 0 ? guard : 0;
+    Set set{DeviceBuffer(a_bytes, g), DeviceBuffer(b_bytes, g), DeviceBuffer(c_bytes, g)};
     set.a.upload(a_.data(), a_bytes);
     set.b.upload(b_.data(), b_bytes);
     sets_.push_back(std::move(set));
   }
-  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes);
+  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes, guard);
   // One counter per output tile: the smallest tiles are 16x64 (tiled kernels) and 1 x 8 (skinny, M <= 16).
   const std::size_t counters = static_cast<std::size_t>(std::max(((p.m + 15) / 16) * ((p.n + 63) / 64), (p.n + 7) / 8));
-  counters_ = DeviceBuffer(counters * sizeof(unsigned));
+  counters_ = DeviceBuffer(counters * sizeof(unsigned), 64 << 10);
   counters_.fill_bytes(0);
+  // NOTE: copies and memsets above run on the default stream; launches use a non-blocking stream.
+  TUNETAB_HIP_CHECK(hipDeviceSynchronize());
 }
 
 void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
@@ -143,7 +151,22 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   tunetab::launch(*pipeline[0], d, s, params);
 }
 
-void Workload::poison_output() { sets_[0].c.fill_bytes(0xff); }
+void Workload::poison_output() {
+  sets_[0].c.fill_bytes(0xff);
+  for (DeviceBuffer* b : {&sets_[0].a, &sets_[0].b, &sets_[0].c, &workspace_, &counters_}) b->arm_guards();
+  TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
+}
+
+std::optional<std::string> Workload::guard_violation() const {
+  const std::pair<const char*, const DeviceBuffer*> buffers[] = {
+      {"A", &sets_[0].a}, {"B", &sets_[0].b}, {"C", &sets_[0].c}, {"workspace", &workspace_}, {"counters", &counters_}};
+  for (const auto& [name, buf] : buffers)
+    if (auto v = buf->check_guards())
+      return std::string(name) + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
+             " the buffer, nearest at byte offset " + std::to_string(v->offset) + " (buffer is " +
+             std::to_string(buf->bytes()) + " bytes)";
+  return std::nullopt;
+}
 
 std::vector<std::uint16_t> Workload::download_output() const {
   std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.m * p_.n));

@@ -93,6 +93,37 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
   EXPECT_GT(checked, 100);
 }
 
+TEST_F(GemmGpu, GuardBandsCatchStoresOutsideTheOutput) {
+  // A planted fault, compiled from its own source: one thread stores a bf16 kOffset elements from C's start.
+  const gemm::Problem p{40, 96, 64};
+  const auto c = gemm::Config::from_name("m16n64k64_w16x16_s2_simt_v8_sk1");
+  for (long long offset : {40LL * 96 + 5, -2LL, 17LL}) {
+    KernelSource k;
+    k.family = "planted";
+    k.source = "#include \"gemm_bf16.h\"\nnamespace tt {\ntemplate <long long kOffset> __global__ void planted_store(GemmArgs p) {\n"
+               "  if (thread_x() == 0 && block_x() == 0 && block_y() == 0) p.c[kOffset] = 0x3f80;\n}\n}\n";
+    k.name_expression = "tt::planted_store<" + std::to_string(offset) + "LL>";
+    const auto rec = compiler_->compile(k);
+    ASSERT_TRUE(rec.ok) << rec.log;
+    Module m(rec.binary, rec.lowered_name);
+    gemm::Workload w(p, 3, 1, 0);
+    Stream s;
+    w.poison_output();
+    w.launch(c, {&m}, 0, s);
+    s.synchronize();
+    const auto v = w.guard_violation();
+    if (offset >= 0 && offset < p.m * p.n) {
+      EXPECT_FALSE(v) << *v;  // inside the buffer: the comparison's business, not the guards'
+      EXPECT_FALSE(gemm::compare(w.download_output(), w.reference(), {}).passed);
+    } else {
+      ASSERT_TRUE(v) << "store at element " << offset << " not caught";
+      EXPECT_NE(v->find(offset < 0 ? "before" : "after"), std::string::npos) << *v;
+      EXPECT_NE(v->find("C: "), std::string::npos) << *v;
+      EXPECT_NE(v->find("offset " + std::to_string(offset * 2)), std::string::npos) << *v;
+    }
+  }
+}
+
 TEST_F(GemmGpu, PoisonedOutputFailsWhenNothingIsWritten) {
   const gemm::Problem p{64, 128, 64};
   gemm::Workload w(p, 5, 1, 0);

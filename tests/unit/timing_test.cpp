@@ -14,3 +14,35 @@ TEST(Timing, RotatingSetsExceedTwiceL2) {
   EXPECT_EQ(rotating_sets_for(1, l2, 64), 64);  // capped
   EXPECT_EQ(rotating_sets_for(1 << 30, l2), 2);  // never fewer than two
 }
+
+#include "tuner/hip/runtime.h"
+
+TEST(GuardBand, CleanBandsPass) {
+  const std::vector<unsigned char> band(512, DeviceBuffer::kCanary);
+  EXPECT_FALSE(find_guard_violation(band, band, 1000, DeviceBuffer::kCanary));
+}
+
+TEST(GuardBand, WriteAfterTheEndNamesTheFirstByte) {
+  const std::vector<unsigned char> before(512, DeviceBuffer::kCanary);
+  std::vector<unsigned char> after(512, DeviceBuffer::kCanary);
+  after[6] = 0x00;  // an epilogue storing 4 bytes, 6 bytes past the end
+  after[7] = 0x3f;
+  after[9] = 0x11;
+  const auto v = find_guard_violation(before, after, 1000, DeviceBuffer::kCanary);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->side, "after");
+  EXPECT_EQ(v->offset, 1006);
+  EXPECT_EQ(v->corrupted_bytes, 3);
+}
+
+TEST(GuardBand, WriteBeforeTheStartNamesTheLowestByte) {
+  std::vector<unsigned char> before(512, DeviceBuffer::kCanary);
+  const std::vector<unsigned char> after(512, DeviceBuffer::kCanary);
+  before[508] = 0;  // a 2-byte store 4 bytes before the buffer
+  before[509] = 0;
+  const auto v = find_guard_violation(before, after, 1000, DeviceBuffer::kCanary);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->side, "before");
+  EXPECT_EQ(v->offset, -4);
+  EXPECT_EQ(v->corrupted_bytes, 2);
+}

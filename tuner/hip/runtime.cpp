@@ -91,20 +91,56 @@ DeviceFacts open_device(int ordinal) {
   return f;
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  if (bytes == 0) return;
-  TUNETAB_HIP_CHECK(hipMalloc(&ptr_, bytes));
+std::optional<GuardViolation> find_guard_violation(const std::vector<unsigned char>& before,
+                                                   const std::vector<unsigned char>& after, std::size_t payload_bytes,
+                                                   unsigned char canary) {
+  std::optional<GuardViolation> v;
+  std::int64_t count = 0;
+  auto scan = [&](const std::vector<unsigned char>& band, const char* side, std::int64_t first_offset) {
+    for (std::size_t i = 0; i < band.size(); ++i)
+      if (band[i] != canary) {
+        if (!v) v = GuardViolation{side, first_offset + static_cast<std::int64_t>(i), 0};
+        ++count;
+      }
+  };
+  scan(after, "after", static_cast<std::int64_t>(payload_bytes));
+  scan(before, "before", -static_cast<std::int64_t>(before.size()));
+  if (v) v->corrupted_bytes = count;
+  return v;
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes, std::size_t guard_bytes) : bytes_(bytes), guard_(guard_bytes) {
+  if (bytes == 0 && guard_bytes == 0) return;
+  // NOTE: guards are multiples of 256 bytes so the payload keeps hipMalloc's alignment.
+  guard_ = (guard_ + 255) / 256 * 256;
+  TUNETAB_HIP_CHECK(hipMalloc(&base_, bytes_ + 2 * guard_));
+  ptr_ = static_cast<char*>(base_) + guard_;
+  arm_guards();
 }
 DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) (void)hipFree(ptr_);
+  if (base_) (void)hipFree(base_);
 }
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) (void)hipFree(ptr_);
+    if (base_) (void)hipFree(base_);
+    base_ = std::exchange(o.base_, nullptr);
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
+    guard_ = std::exchange(o.guard_, 0);
   }
   return *this;
+}
+void DeviceBuffer::arm_guards() {
+  if (!guard_) return;
+  TUNETAB_HIP_CHECK(hipMemsetD8(base_, kCanary, guard_));
+  TUNETAB_HIP_CHECK(hipMemsetD8(static_cast<char*>(ptr_) + bytes_, kCanary, guard_));
+}
+std::optional<GuardViolation> DeviceBuffer::check_guards() const {
+  if (!guard_) return std::nullopt;
+  std::vector<unsigned char> before(guard_), after(guard_);
+  TUNETAB_HIP_CHECK(hipMemcpyDtoH(before.data(), base_, guard_));
+  TUNETAB_HIP_CHECK(hipMemcpyDtoH(after.data(), static_cast<char*>(ptr_) + bytes_, guard_));
+  return find_guard_violation(before, after, bytes_, kCanary);
 }
 void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
   TUNETAB_ASSERT(offset + bytes <= bytes_, "upload past the end of a device buffer");

@@ -50,12 +50,31 @@ int device_count(std::string* why = nullptr);
 /// Makes `ordinal` current and reads its facts.
 DeviceFacts open_device(int ordinal);
 
+/// A write outside a buffer, found in its guard band: the side (after is checked first) and the offset of
+/// that side's lowest corrupted byte, relative to the buffer's first byte (negative before it).
+struct GuardViolation {
+  std::string side;  // "before" or "after"
+  std::int64_t offset = 0;
+  std::int64_t corrupted_bytes = 0;
+};
+
+/// Scans guard bands read back from the device for bytes that are no longer `canary`.
+std::optional<GuardViolation> find_guard_violation(const std::vector<unsigned char>& before,
+                                                   const std::vector<unsigned char>& after, std::size_t payload_bytes,
+                                                   unsigned char canary);
+
 class DeviceBuffer {
  public:
+  static constexpr unsigned char kCanary = 0xa5;
+
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
+  /// `guard_bytes` of canary on each side (0: none); get() points past the leading guard.
+  explicit DeviceBuffer(std::size_t bytes, std::size_t guard_bytes = 0);
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = nullptr; o.bytes_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : base_(o.base_), ptr_(o.ptr_), bytes_(o.bytes_), guard_(o.guard_) {
+    o.base_ = o.ptr_ = nullptr;
+    o.bytes_ = o.guard_ = 0;
+  }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -65,10 +84,16 @@ class DeviceBuffer {
   void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
   void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
   void fill_bytes(unsigned char value);
+  /// Refills both guard bands with the canary.
+  void arm_guards();
+  /// Reads both guard bands back; a violation if any canary byte changed.
+  std::optional<GuardViolation> check_guards() const;
 
  private:
-  void* ptr_ = nullptr;
+  void* base_ = nullptr;  // allocation start (leading guard)
+  void* ptr_ = nullptr;   // payload
   std::size_t bytes_ = 0;
+  std::size_t guard_ = 0;
 };
 
 class Module {
