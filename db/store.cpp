@@ -239,24 +239,24 @@ void Store::finish_run(std::int64_t run_id, const std::string& status) {
   s.step();
 }
 
-std::int64_t Store::upsert_problem(const std::string& family, const std::string& key, const std::string& json) {
-  Statement ins(db_, "INSERT OR IGNORE INTO problems (family, key, json) VALUES (?,?,?)");
+/// INSERT OR IGNORE then SELECT id, for the (family, <name column>) keyed tables.
+static std::int64_t upsert_keyed(sqlite3* db, const std::string& table, const std::string& column,
+                                 const std::string& family, const std::string& key, const std::string& json) {
+  Statement ins(db, "INSERT OR IGNORE INTO " + table + " (family, " + column + ", json) VALUES (?,?,?)");
   ins.bind(family).bind(key).bind(json);
   ins.step();
-  Statement sel(db_, "SELECT id FROM problems WHERE family=? AND key=?");
+  Statement sel(db, "SELECT id FROM " + table + " WHERE family=? AND " + column + "=?");
   sel.bind(family).bind(key);
-  TUNETAB_ASSERT(sel.step(), "problem row vanished");
+  TUNETAB_ASSERT(sel.step(), table + " row vanished");
   return sel.i64(0);
 }
 
+std::int64_t Store::upsert_problem(const std::string& family, const std::string& key, const std::string& json) {
+  return upsert_keyed(db_, "problems", "key", family, key, json);
+}
+
 std::int64_t Store::upsert_config(const std::string& family, const std::string& name, const std::string& json) {
-  Statement ins(db_, "INSERT OR IGNORE INTO configs (family, name, json) VALUES (?,?,?)");
-  ins.bind(family).bind(name).bind(json);
-  ins.step();
-  Statement sel(db_, "SELECT id FROM configs WHERE family=? AND name=?");
-  sel.bind(family).bind(name);
-  TUNETAB_ASSERT(sel.step(), "config row vanished");
-  return sel.i64(0);
+  return upsert_keyed(db_, "configs", "name", family, name, json);
 }
 
 std::optional<CodeObjectRecord> Store::find_code_object(const std::string& key_hash) {
