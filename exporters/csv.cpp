@@ -55,7 +55,7 @@ static std::vector<std::string> parse_line(const std::string& text, std::size_t&
   return fields;
 }
 
-Table read(std::istream& in, const std::string& source) {
+Table read(std::istream& in, const std::string& source, bool pad_short_rows) {
   std::stringstream ss;
   ss << in.rdbuf();
   const std::string text = ss.str();
@@ -73,6 +73,7 @@ Table read(std::istream& in, const std::string& source) {
       have_header = true;
       continue;
     }
+    if (pad_short_rows && fields.size() < t.header.size()) fields.resize(t.header.size());
     if (fields.size() != t.header.size())
       throw_input(source + ":" + std::to_string(row_line) + ": " + std::to_string(fields.size()) + " fields, header has " +
                   std::to_string(t.header.size()));

@@ -20,8 +20,9 @@ struct Table {
   bool has_column(const std::string& name) const;
 };
 
-/// Reads a whole CSV; blank lines are skipped; a row whose field count differs from the header's is an error.
-Table read(std::istream& in, const std::string& source);
+/// Reads a whole CSV; blank lines are skipped; a row whose field count differs from the header's is an error,
+/// but with `pad_short_rows` a shorter row reads its missing trailing fields as empty, as pandas does.
+Table read(std::istream& in, const std::string& source, bool pad_short_rows = false);
 Table read_file(const std::string& path);
 
 std::string escape(const std::string& field);

@@ -64,5 +64,56 @@ if [ -f "$shared/aiter-configs/model_configs/a8w8_blockscale_untuned_fmoe_ds_v3.
   echo "FAIL: shapes --format aiter-untuned differs from AITER's DeepSeek-V3 untuned_fmoe"
   fails=$((fails + 1))
 fi
+
+# gaps: shipped tables audited against a deployment's keys; 2 on bad input, 1 when a key has a gap.
+glm5="$src/profiles/glm-5-fp8-ep8-gfx942.cfg"
+fmoe_head='cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,q_type,use_g1u1,doweight_stage1,block_m,ksplit,us1,kernelName1,err1,us2,kernelName2,err2,us,run_1stage'
+fmoe_key='6144,2048,32,8,ActivationType.Silu,torch.bfloat16,torch.float8_e4m3fnuz,torch.float8_e4m3fnuz,QuantType.per_1x128,1,0'
+printf '%s\n304,1,%s,32,0,84.3,k1,0.0%%,0.0,,0.0%%,84.3,1\n' "$fmoe_head" "$fmoe_key" > "$tmp/tuned_fmoe.csv"
+expect 0 "--emit-untuned" -- "$tt" gaps --help
+expect 2 "--format: required" -- "$tt" gaps --table "$tmp/tuned_fmoe.csv" --profile "$glm5"
+expect 2 "--format 'aiter': expected one of aiter-fmoe" -- "$tt" gaps --format aiter --table "$tmp/tuned_fmoe.csv" --profile "$glm5"
+expect 2 "--table: name at least one table" -- "$tt" gaps --format aiter-fmoe --profile "$glm5"
+expect 2 "nope.csv: cannot open for reading" -- "$tt" gaps --format aiter-fmoe --table "$tmp/nope.csv" --profile "$glm5"
+expect 2 "--m-max 0: expected a positive M" -- "$tt" gaps --format aiter-fmoe --table "$tmp/tuned_fmoe.csv" --profile "$glm5" --m-max 0
+expect 2 "--max-err-ratio" -- "$tt" gaps --format aiter-fmoe --table "$tmp/tuned_fmoe.csv" --profile "$glm5" --max-err-ratio -1
+expect 2 "give the deployment: --profile" -- "$tt" gaps --format aiter-fmoe --table "$tmp/tuned_fmoe.csv"
+printf 'cu_num,token\n304,1\n' > "$tmp/cols.csv"
+expect 2 "cols.csv: missing column" -- "$tt" gaps --format aiter-fmoe --table "$tmp/cols.csv" --profile "$glm5"
+printf '%s\n304,x,%s,32,0,84.3,k1,0.0%%,0.0,,0.0%%,84.3,1\n' "$fmoe_head" "$fmoe_key" > "$tmp/token.csv"
+expect 2 "token.csv:2: column 'token': expected an integer, got 'x'" -- "$tt" gaps --format aiter-fmoe --table "$tmp/token.csv" --profile "$glm5"
+printf '%s\n304,1,%s,32,0,84.3,k1,zero,0.0,,0.0%%,84.3,1\n' "$fmoe_head" "$fmoe_key" > "$tmp/err.csv"
+expect 2 "err.csv:2: column 'err1': expected a number, got 'zero'" -- "$tt" gaps --format aiter-fmoe --table "$tmp/err.csv" --profile "$glm5"
+printf 'gfx,cu_num,M,N,K,us,kernelName\ngfx942,304,1,64,64,1.0,k\n' > "$tmp/gemm.csv"
+expect 2 "gemm.csv: missing column 'errRatio' \(or 'err_ratio'\)" -- "$tt" gaps --format aiter-a8w8-blockscale-gemm --table "$tmp/gemm.csv" --profile "$glm5"
+printf 'gfx,cu_num,M,N,K,us,kernelName,errRatio\ngfx942,304,1,64,64,1.0,k,0.0\n' > "$tmp/gemm_ok.csv"
+printf 'N,M\n64,1\n' > "$tmp/keys.csv"
+expect 2 "keys.csv: missing column 'K'" -- "$tt" gaps --format aiter-a8w8-blockscale-gemm --table "$tmp/gemm_ok.csv" --shapes "$tmp/keys.csv"
+printf '{"1": {}}' > "$tmp/moe.json"
+expect 2 "moe.json: the file name must read E=\{E\},N=\{N\}" -- "$tt" gaps --format vllm-moe-json --table "$tmp/moe.json" --profile "$glm5"
+mkdir -p "$tmp/vllm"
+printf '{"1": {"BLOCK_SIZE_M": 16,' > "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json"
+expect 2 "device_name=AMD_Instinct_MI300X.json: malformed JSON" -- "$tt" gaps --format vllm-moe-json --table "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json" --profile "$glm5"
+printf '{"one": {"BLOCK_SIZE_M": 16}}' > "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json"
+expect 2 'key "one": expected a batch size' -- "$tt" gaps --format vllm-moe-json --table "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json" --profile "$glm5"
+printf '{"1": {"BLOCK_SIZE_M": 16, "BLOCK_SIZE_N": 64, "BLOCK_SIZE_K": 128}}' > "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json"
+expect 2 "--emit-untuned: vllm-moe-json has no untuned CSV" -- "$tt" gaps --format vllm-moe-json --table "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json" --profile "$glm5" --emit-untuned "$tmp/u.csv"
+# The one-row tables: AITER serves M 1 only, 2..16384 miss (exit 1); vLLM's nearest key serves every M
+# (GLM-5 EP8: E=32, N=2048) from its M=1 config, so 2..16384 are extrapolated (exit 1).
+expect 1 "miss +M 2..16384 " -- "$tt" gaps --format aiter-fmoe --table "$tmp/tuned_fmoe.csv" --profile "$glm5"
+expect 1 "extrapolated +M 2..16384 " -- "$tt" gaps --format vllm-moe-json --table "$tmp/vllm/E=32,N=2048,device_name=AMD_Instinct_MI300X.json" --profile "$glm5" --quant bf16
+# Real tables: glm5_1 has no token-512 row for GLM-5's key (exit 1); glm47 covers GLM-4.5's key (exit 0).
+aiter="$shared/aiter-configs"
+if [ -d "$aiter/model_configs" ]; then
+  expect 1 "miss +M 257..512 +gfx=gfx942 cu_num=304 model_dim=6144 inter_dim=2048 expert=32 topk=8" -- \
+    "$tt" gaps --format aiter-fmoe --table "$aiter/tuned_fmoe.csv" --table "$aiter/model_configs/a8w8_blockscale_tuned_fmoe_glm5_1.csv" --profile "$glm5"
+  expect 1 '"m_first": 257' -- "$tt" gaps --format aiter-fmoe --table "$aiter/model_configs/a8w8_blockscale_tuned_fmoe_glm5_1.csv" --profile "$glm5" --json
+  expect 1 "wrote the buckets of 1 miss ranges" -- "$tt" gaps --format aiter-fmoe --table "$aiter/model_configs/a8w8_blockscale_tuned_fmoe_glm5_1.csv" --profile "$glm5" --emit-untuned "$tmp/glm5_untuned.csv"
+  if ! grep -qx "512,6144,2048,32,8,ActivationType.Silu,torch.bfloat16,torch.float8_e4m3fnuz,torch.float8_e4m3fnuz,QuantType.per_1x128,1,0" "$tmp/glm5_untuned.csv"; then
+    echo "FAIL: gaps --emit-untuned did not write the token-512 bucket"
+    fails=$((fails + 1))
+  fi
+  expect 0 "summary: 1 keys, 1 complete" -- "$tt" gaps --format aiter-fmoe --table "$aiter/model_configs/glm47_fp8_tuned_fmoe.csv" --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg"
+fi
 echo "$fails failed"
 [ "$fails" = 0 ]

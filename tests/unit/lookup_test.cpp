@@ -154,3 +154,30 @@ TEST(Lookup, RuleNamesRoundTrip) {
     EXPECT_NE(std::string(e.what()).find("vllm-nearest"), std::string::npos) << e.what();
   }
 }
+
+TEST(LookupAiterFmoe, MissingTopTierFallsBackTo32768) {
+  const auto r = LookupRule::aiter_fmoe();
+  EXPECT_EQ(r.lookup(200000, {32768}), 32768);          // AITER's _lookup_cfg tier fallback
+  EXPECT_EQ(r.lookup(200000, {32768, 131072}), 131072);
+  EXPECT_EQ(r.lookup(20000, {16384, 131072}), std::nullopt);  // no fallback below the top tier
+}
+
+TEST(Lookup, ConstantUntilHoldsTheLookupMByM) {
+  // Row sets with powers of two, odd Ms, a wide-N cap and large tiers; every M up to 140000 checked.
+  const std::set<std::int64_t> row_sets[] = {
+      {}, {8192}, {1, 2, 4, 64, 80, 100, 128, 8192, 16384}, {3, 17, 255, 4097, 9000, 32768, 131072}, {16, 32768}};
+  const LookupRule rules[] = {LookupRule::aiter_fmoe(), LookupRule::aiter_gemm(4096), LookupRule::aiter_gemm(7168),
+                              LookupRule::vllm_nearest({1}), LookupRule::exact()};
+  for (const auto& rows : row_sets) {
+    for (const auto& r : rules) {
+      for (std::int64_t m = 1; m <= 140000;) {
+        const auto want = r.lookup(m, rows);
+        const std::int64_t last = std::min<std::int64_t>(r.constant_until(m, rows), 140000);
+        ASSERT_GE(last, m) << to_string(r.kind()) << " m=" << m;
+        for (std::int64_t x = m; x <= last; ++x)
+          ASSERT_EQ(r.lookup(x, rows), want) << to_string(r.kind()) << " m=" << m << " x=" << x;
+        m = last + 1;
+      }
+    }
+  }
+}

@@ -5,6 +5,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "tuner/profile/envelope.h"
+
 namespace tunetab::cli {
 
 using Args = std::vector<std::string>;
@@ -20,5 +22,13 @@ int cmd_configs(const Args& args);
 int cmd_devices(const Args& args);
 int cmd_db(const Args& args);
 int cmd_shapes(const Args& args);
+int cmd_gaps(const Args& args);
+
+/// Writes `text` to `path`; Input error naming the path when it cannot.
+void write_file(const std::string& path, const std::string& text);
+/// --profile and the serving-envelope flags, as `tunetab shapes` and `tunetab gaps` take them.
+boost::program_options::options_description deployment_options();
+/// The envelope --profile and the flags describe; `need_model` as profile::envelope_from takes it.
+profile::Envelope deployment_envelope(boost::program_options::variables_map& vm, bool need_model = true);
 
 }  // namespace tunetab::cli

@@ -22,6 +22,7 @@ int confs(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli
 int devs(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_devices(a); }
 int dbc(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_db(a); }
 int shp(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_shapes(a); }
+int gap(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_gaps(a); }
 
 // clang-format off
 const Command kCommands[] = {
@@ -32,6 +33,7 @@ const Command kCommands[] = {
   {"devices", "list the GPUs tunetab sees, with the facts it records", devs},
   {"db",      "summarize a tunetab database (runs, results by disposition, cache)", dbc},
   {"shapes",  "derive a model's GEMM and fused-MoE keys and M buckets from config.json and a serving envelope", shp},
+  {"gaps",    "audit shipped AITER/vLLM tuning tables against a deployment's keys: misses, extrapolation, overflow", gap},
 };
 // clang-format on
 

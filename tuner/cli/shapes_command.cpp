@@ -15,11 +15,6 @@ namespace tunetab::cli {
 
 namespace {
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw_input(path.string() + ": cannot open for writing");
-}
-
 profile::RuleKind rule_option(const po::variables_map& vm, const char* flag) {
   try {
     return profile::rule_from_string(vm[flag].as<std::string>());
@@ -30,23 +25,38 @@ profile::RuleKind rule_option(const po::variables_map& vm, const char* flag) {
 
 }  // namespace
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out || !(out << text)) throw_input(path + ": cannot open for writing");
+}
+
+po::options_description deployment_options() {
+  po::options_description d("deployment");
+  d.add_options()("profile", po::value<std::string>(), "deployment profile: `key = value` lines named as the envelope flags");
+  d.add(profile::envelope_options());
+  return d;
+}
+
+profile::Envelope deployment_envelope(po::variables_map& vm, bool need_model) {
+  return profile::envelope_from(vm, vm.count("profile") ? vm["profile"].as<std::string>() : "", need_model);
+}
+
 int cmd_shapes(const Args& args) {
   po::options_description d("shapes options");
   d.add_options()
-      ("profile", po::value<std::string>(), "deployment profile: `key = value` lines named as the envelope flags")
       ("format", po::value<std::string>()->default_value("json"),
        "json (every key with its M domain and buckets) or aiter-untuned (AITER's untuned CSVs, a row per bucket)")
       ("fmoe-rule", po::value<std::string>()->default_value("aiter-fmoe"), "fused-MoE lookup rule: aiter-fmoe, vllm-nearest or exact")
       ("gemm-rule", po::value<std::string>()->default_value("aiter-gemm"), "GEMM lookup rule: aiter-gemm, vllm-nearest or exact")
       ("output,o", po::value<std::string>(), "json: a file; aiter-untuned: a folder for the CSVs (default: stdout)");
-  d.add(profile::envelope_options());
+  d.add(deployment_options());
   po::variables_map vm;
   if (!parse(args, d, vm, "tunetab shapes (--hf-config F | --profile F) [--tp N --ep N --quant Q ...] [--format json|aiter-untuned] [-o PATH]"))
     return 0;
   const std::string format = vm["format"].as<std::string>();
   if (format != "json" && format != "aiter-untuned") throw_input("--format '" + format + "': expected json or aiter-untuned");
   const profile::Rules rules{rule_option(vm, "fmoe-rule"), rule_option(vm, "gemm-rule")};
-  const auto env = profile::envelope_from(vm, vm.count("profile") ? vm["profile"].as<std::string>() : "");
+  const auto env = deployment_envelope(vm);
   const auto matrix = profile::derive_matrix(profile::read_model(env.hf_config), env, rules);
   const std::string output = vm.count("output") ? vm["output"].as<std::string>() : "";
 
@@ -70,7 +80,7 @@ int cmd_shapes(const Args& args) {
   std::filesystem::create_directories(output, ec);
   if (ec) throw_input(output + ": cannot create the folder: " + ec.message());
   for (const auto& [name, text] : tables) {
-    write_file(std::filesystem::path(output) / name, text);
+    write_file((std::filesystem::path(output) / name).string(), text);
     std::fprintf(stderr, "wrote %s\n", (std::filesystem::path(output) / name).string().c_str());
   }
   return 0;

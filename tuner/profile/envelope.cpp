@@ -50,7 +50,6 @@ std::string Envelope::fp8_torch_dtype() const {
 }
 
 void Envelope::validate() const {
-  if (hf_config.empty()) throw_input("--hf-config: no model config.json given (a flag or the profile's hf-config)");
   if (tp < 1) throw_input("--tp " + std::to_string(tp) + ": expected a positive tensor-parallel size");
   if (ep < 1) throw_input("--ep " + std::to_string(ep) + ": expected a positive expert-parallel size");
   if (max_num_seqs < 1) throw_input("--max-num-seqs " + std::to_string(max_num_seqs) + ": expected a positive count");
@@ -92,7 +91,7 @@ po::options_description envelope_options() {
   return o;
 }
 
-Envelope envelope_from(po::variables_map& vm, const std::string& profile) {
+Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool need_model) {
   const bool hf_config_flag = vm.count("hf-config") > 0;
   if (!profile.empty()) {
     std::ifstream in(profile);
@@ -119,6 +118,8 @@ Envelope envelope_from(po::variables_map& vm, const std::string& profile) {
   env.quant = quant_from_string(vm["quant"].as<std::string>());
   env.gfx = vm["gfx"].as<std::string>();
   env.cu_num = vm["cu-num"].as<int>();
+  if (need_model && env.hf_config.empty())
+    throw_input("--hf-config: no model config.json given (a flag or the profile's hf-config)");
   env.validate();
   if (env.cu_num == 0) env.cu_num = usual_cu_num(env.gfx);
   return env;

@@ -39,6 +39,7 @@ boost::program_options::options_description envelope_options();
 
 /// Adds the profile file `profile` (none when empty) to the parsed flags in `vm` without overriding them,
 /// then builds and validates the envelope. A relative hf-config in the file is relative to the file.
-Envelope envelope_from(boost::program_options::variables_map& vm, const std::string& profile);
+/// `need_model` false: the envelope may name no config.json (only its device and batch keys are used).
+Envelope envelope_from(boost::program_options::variables_map& vm, const std::string& profile, bool need_model = true);
 
 }  // namespace tunetab::profile

@@ -123,7 +123,12 @@ std::optional<std::int64_t> LookupRule::lookup(std::int64_t m, const std::set<st
   };
   switch (kind_) {
     case RuleKind::kExact: return row(m);
-    case RuleKind::kAiterFmoe: return row(aiter_fmoe_padded_m(m));
+    case RuleKind::kAiterFmoe: {
+      const std::int64_t padded = aiter_fmoe_padded_m(m);
+      // NOTE: AITER's _lookup_cfg falls back from a missing top tier to the smaller tier.
+      if (auto r = row(padded)) return r;
+      return padded == kFmoeTier2 ? row(kFmoeTier1) : std::nullopt;
+    }
     case RuleKind::kAiterGemm: {
       // AITER's `for gl in [None, 0, 1]`: the first padded M with a row wins.
       for (std::int64_t want : {m, aiter_gemm_padded_m(m, n_, 0), aiter_gemm_padded_m(m, n_, 1)})
@@ -135,6 +140,30 @@ std::optional<std::int64_t> LookupRule::lookup(std::int64_t m, const std::set<st
       return *nearest(rows.begin(), rows.lower_bound(m), rows.end(), m);
   }
   return std::nullopt;
+}
+
+std::int64_t LookupRule::constant_until(std::int64_t m, const std::set<std::int64_t>& rows) const {
+  TUNETAB_ASSERT(m >= 1, "M must be positive");
+  const auto next_row = rows.upper_bound(m);
+  // Past m, a rule that tries M itself first can change its answer at the next row, and not before.
+  const std::int64_t before_next_row = next_row == rows.end() ? kNoUpperBound : *next_row - 1;
+  switch (kind_) {
+    case RuleKind::kExact: return rows.count(m) ? m : before_next_row;
+    case RuleKind::kAiterFmoe: return bucket_of(m).last;  // the padded M is one value over a bucket
+    case RuleKind::kAiterGemm: {
+      if (rows.count(m)) return m;
+      // Each padding rounds up to the M it pads to, so it holds its value up to that M.
+      const std::int64_t coarse = m > kGemmCap && n_ > kGemmWideN ? kNoUpperBound : next_pow2(m);
+      return std::min({before_next_row, aiter_gemm_padded_m(m, n_, 0), coarse});
+    }
+    case RuleKind::kVllmNearest: {
+      if (rows.empty()) return kNoUpperBound;
+      const auto it = nearest(rows.begin(), rows.lower_bound(m), rows.end(), m);
+      const auto next = std::next(it);
+      return next == rows.end() ? kNoUpperBound : (*it + *next) / 2;  // a tie goes to *it
+    }
+  }
+  TUNETAB_THROW(kInfra, "unknown lookup rule");
 }
 
 Bucket LookupRule::bucket_of(std::int64_t m) const {

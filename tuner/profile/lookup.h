@@ -47,7 +47,7 @@ std::vector<std::int64_t> vllm_default_keys(std::int64_t max_m);
 /// `buckets` describe the rows the rule asks a table to hold and which Ms each one serves.
 class LookupRule {
  public:
-  /// AITER fused MoE: the row at aiter_fmoe_padded_m(M), and nothing else.
+  /// AITER fused MoE: the row at aiter_fmoe_padded_m(M); a missing 131072 row falls back to 32768.
   static LookupRule aiter_fmoe();
   /// AITER GEMM for a key with this N: exact M, then the fine, then the coarse padding (first hit wins).
   static LookupRule aiter_gemm(std::int64_t n);
@@ -61,6 +61,9 @@ class LookupRule {
   RuleKind kind() const { return kind_; }
   /// The row the consumer picks for m among `rows`, or nullopt when it finds none (its default config).
   std::optional<std::int64_t> lookup(std::int64_t m, const std::set<std::int64_t>& rows) const;
+  /// The last M (kNoUpperBound: none) up to which lookup(., rows) picks what it picks for m, so a caller
+  /// can walk a domain range by range instead of M by M.
+  std::int64_t constant_until(std::int64_t m, const std::set<std::int64_t>& rows) const;
   /// The bucket holding m, unclipped, in a table that holds exactly the rows this rule asks for.
   Bucket bucket_of(std::int64_t m) const;
   /// The buckets covering `domain` in increasing M, their first and last clipped to it.

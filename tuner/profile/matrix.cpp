@@ -11,34 +11,8 @@ namespace tunetab::profile {
 namespace {
 
 const char* const kBf16Torch = "torch.bfloat16";
-const std::vector<std::string> kFmoeColumns = {"token",   "model_dim", "inter_dim", "expert",  "topk",     "act_type",
-                                               "dtype",   "q_dtype_a", "q_dtype_w", "q_type",  "use_g1u1", "doweight_stage1"};
 // NOTE: vLLM pads the vocabulary to a multiple of 64 before splitting lm_head across ranks.
 constexpr std::int64_t kVocabPadding = 64;
-
-/// One AITER untuned GEMM file: its name, its columns, and the values after M, N, K for a row.
-struct GemmFile {
-  Quant quant;
-  const char* name;
-  std::vector<std::string> columns;
-};
-
-// clang-format off
-const GemmFile kGemmFiles[] = {
-  {Quant::kBf16,         "bf16_untuned_gemm.csv",            {"M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"}},
-  {Quant::kFp8Block128,  "a8w8_blockscale_untuned_gemm.csv", {"M", "N", "K"}},
-  {Quant::kFp8PerToken,  "a8w8_untuned_gemm.csv",            {"M", "N", "K", "q_dtype_w"}},
-};
-// clang-format on
-
-std::vector<std::string> gemm_extra_fields(Quant q, const Envelope& env) {
-  switch (q) {
-    case Quant::kBf16: return {"False", kBf16Torch, kBf16Torch, "False", "False"};
-    case Quant::kFp8Block128: return {};
-    case Quant::kFp8PerToken: return {env.fp8_torch_dtype()};
-  }
-  return {};
-}
 
 /// value / parts; Input error naming the file, the field and the flag when it does not divide.
 std::int64_t split(std::int64_t value, int parts, const Model& m, const std::string& field, const char* flag) {
@@ -173,6 +147,39 @@ nlohmann::json buckets_json(const std::vector<Bucket>& buckets) {
 
 }  // namespace
 
+const std::vector<std::string>& aiter_fmoe_columns() {
+  static const std::vector<std::string> cols = {"token",     "model_dim", "inter_dim", "expert",   "topk",     "act_type",
+                                                "dtype",     "q_dtype_a", "q_dtype_w", "q_type",   "use_g1u1", "doweight_stage1"};
+  return cols;
+}
+
+const std::vector<AiterGemmFile>& aiter_gemm_files() {
+  // clang-format off
+  static const std::vector<AiterGemmFile> files = {
+    {Quant::kBf16,         "bf16_untuned_gemm.csv",            {"M", "N", "K", "bias", "dtype", "outdtype", "scaleAB", "bpreshuffle"}},
+    {Quant::kFp8Block128,  "a8w8_blockscale_untuned_gemm.csv", {"M", "N", "K"}},
+    {Quant::kFp8PerToken,  "a8w8_untuned_gemm.csv",            {"M", "N", "K", "q_dtype_w"}},
+  };
+  // clang-format on
+  return files;
+}
+
+const AiterGemmFile& aiter_gemm_file(Quant q) {
+  for (const auto& f : aiter_gemm_files())
+    if (f.quant == q) return f;
+  TUNETAB_THROW(kInfra, "no AITER GEMM file for quantization " + to_string(q));
+}
+
+std::vector<std::string> aiter_gemm_fields(const GemmKey& key, const Envelope& env) {
+  std::vector<std::string> out = {std::to_string(key.n), std::to_string(key.k)};
+  switch (key.quant) {
+    case Quant::kBf16: out.insert(out.end(), {"False", kBf16Torch, kBf16Torch, "False", "False"}); break;
+    case Quant::kFp8Block128: break;
+    case Quant::kFp8PerToken: out.push_back(env.fp8_torch_dtype()); break;
+  }
+  return out;
+}
+
 std::vector<std::string> FmoeKey::fields() const {
   return {std::to_string(model_dim), std::to_string(inter_dim), std::to_string(expert), std::to_string(topk),
           act_type, dtype, q_dtype_a, q_dtype_w, q_type, std::to_string(use_g1u1), std::to_string(doweight_stage1)};
@@ -228,7 +235,7 @@ std::vector<std::pair<std::string, std::string>> aiter_untuned_tables(const Matr
   std::vector<std::pair<std::string, std::string>> files;
   if (!m.fmoe.empty()) {
     std::ostringstream os;
-    csv::write_row(os, kFmoeColumns);
+    csv::write_row(os, aiter_fmoe_columns());
     for (const auto& e : m.fmoe) {
       for (const auto& b : e.buckets) {
         std::vector<std::string> row = {std::to_string(b.m)};
@@ -238,13 +245,13 @@ std::vector<std::pair<std::string, std::string>> aiter_untuned_tables(const Matr
     }
     files.emplace_back("untuned_fmoe.csv", os.str());
   }
-  for (const auto& file : kGemmFiles) {
+  for (const auto& file : aiter_gemm_files()) {
     std::ostringstream os;
     for (const auto& e : m.gemm) {
       if (e.key.quant != file.quant) continue;
       for (const auto& b : e.buckets) {
-        std::vector<std::string> row = {std::to_string(b.m), std::to_string(e.key.n), std::to_string(e.key.k)};
-        for (auto& f : gemm_extra_fields(file.quant, m.envelope)) row.push_back(std::move(f));
+        std::vector<std::string> row = {std::to_string(b.m)};
+        for (auto& f : aiter_gemm_fields(e.key, m.envelope)) row.push_back(std::move(f));
         csv::write_row(os, row);
       }
     }

@@ -64,6 +64,22 @@ Matrix derive_matrix(const Model& model, const Envelope& env, const Rules& rules
 /// Every key with its M domain, rule and buckets.
 nlohmann::json to_json(const Matrix& m);
 
+/// AITER's untuned_fmoe.csv columns: token, then the FmoeKey::fields() columns.
+const std::vector<std::string>& aiter_fmoe_columns();
+
+/// AITER's untuned GEMM file for one quantization: its name and columns, M, N and K first.
+struct AiterGemmFile {
+  Quant quant;
+  std::string name;
+  std::vector<std::string> columns;
+};
+/// Every such file, in the order aiter_untuned_tables writes them.
+const std::vector<AiterGemmFile>& aiter_gemm_files();
+/// The file of one quantization.
+const AiterGemmFile& aiter_gemm_file(Quant q);
+/// A GEMM key's fields in its AITER untuned file after M: N, K, then the rest of AITER's key.
+std::vector<std::string> aiter_gemm_fields(const GemmKey& key, const Envelope& env);
+
 /// AITER untuned CSVs, one row per bucket: {file name, contents}; untuned_fmoe.csv, then one GEMM file
 /// per quantization present (bf16_untuned_gemm.csv, a8w8_blockscale_untuned_gemm.csv, a8w8_untuned_gemm.csv).
 std::vector<std::pair<std::string, std::string>> aiter_untuned_tables(const Matrix& m);
