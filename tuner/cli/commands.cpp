@@ -177,7 +177,8 @@ int cmd_compile(const Args& args) {
     if (arch.rfind("gfx", 0) != 0) throw_input("--compiler clang checks AMD targets only (got " + arch + ")");
     const std::string clang = vm.count("clang") ? vm["clang"].as<std::string>() : jit::find_clang_for(arch);
     if (clang.empty()) throw_input("no clang for " + arch + " on PATH (install clang-19, or clang-22 for gfx950)");
-    const auto r = jit::offline_compile_check(sources, arch, clang);
+    const auto r = jit::offline_compile_check(sources, arch, clang,
+                                              opt.jobs > 0 ? opt.jobs : static_cast<int>(std::thread::hardware_concurrency()));
     std::printf("%s: %zu instances for %s in %.1f s: %s\n", clang.c_str(), r.instances, arch.c_str(), r.ms / 1000,
                 r.ok ? "ok" : "FAILED");
     if (!r.ok) std::fprintf(stderr, "%s\n%s\n", r.command.c_str(), r.log.c_str());

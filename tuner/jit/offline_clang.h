@@ -19,8 +19,9 @@ struct OfflineCheck {
 /// A clang that can compile for `arch` (clang++-22 for gfx950; clang++-19 or newer otherwise), or "".
 std::string find_clang_for(const std::string& arch);
 
-/// Compiles every instance of `sources` in one translation unit of explicit instantiations.
+/// Compiles every instance of `sources` as explicit instantiations, split over `jobs` translation units
+/// compiled in parallel.
 OfflineCheck offline_compile_check(const std::vector<KernelSource>& sources, const std::string& arch,
-                                   const std::string& clang);
+                                   const std::string& clang, int jobs);
 
 }  // namespace tunetab::jit
