@@ -32,12 +32,8 @@ static int default_jobs(int jobs) {
   return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-int compile_check_gemm(const std::vector<gemm::Problem>& problems, const std::string& arch, const TuneOptions& opt,
+int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,
                        db::Store* cache) {
-  const Target target = Target::from_arch(arch);
-  std::vector<std::vector<GemmCandidate>> plans;
-  for (const auto& p : problems) plans.push_back(plan_candidates(p, target));
-  const auto sources = needed_kernels(plans);
   jit::Compiler compiler({arch, opt.jit_flags});
   const auto objects = jit::compile_all(compiler, sources, cache, default_jobs(opt.jobs), opt.progress);
   int failures = 0;
@@ -52,6 +48,14 @@ int compile_check_gemm(const std::vector<gemm::Problem>& problems, const std::st
   std::printf("compile-checked %zu code objects for %s with %s: %d failed (%.1f s of compile time)\n", objects.size(),
               arch.c_str(), jit::Compiler::version().c_str(), failures, total_ms / 1000);
   return failures;
+}
+
+int compile_check_gemm(const std::vector<gemm::Problem>& problems, const std::string& arch, const TuneOptions& opt,
+                       db::Store* cache) {
+  const Target target = Target::from_arch(arch);
+  std::vector<std::vector<GemmCandidate>> plans;
+  for (const auto& p : problems) plans.push_back(plan_candidates(p, target));
+  return compile_and_report(needed_kernels(plans), arch, opt, cache);
 }
 
 namespace {

@@ -37,6 +37,11 @@ struct ProblemSummary {
 /// Tunes every problem on the device; returns the per-problem summary (empty best_config: none passed).
 std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems, const TuneOptions& opt, db::Store& store);
 
+/// Compiles `sources` for `arch` (through `cache` when given), prints each failure with its log and a
+/// summary line; returns the number that failed.
+int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,
+                       db::Store* cache);
+
 /// Without a device: compile every candidate code object of `problems` for `arch`. Returns failures.
 int compile_check_gemm(const std::vector<gemm::Problem>& problems, const std::string& arch, const TuneOptions& opt,
                        db::Store* cache);

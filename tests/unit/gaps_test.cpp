@@ -20,6 +20,7 @@ using namespace tunetab;
 using namespace tunetab::exporters;
 using tunetab::testing::aiter_table;
 using tunetab::testing::TempDir;
+using tunetab::testing::expect_input_error;
 
 namespace {
 
@@ -81,16 +82,6 @@ std::vector<std::string> file_lines(const std::string& path) {
   std::vector<std::string> lines;
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   return lines;
-}
-
-void expect_input_error(const std::function<void()>& f, const std::string& want) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; wanted one with: " << want;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
-    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-  }
 }
 
 class RealTableGaps : public tunetab::testing::WithAiterTables {};

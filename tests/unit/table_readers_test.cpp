@@ -15,6 +15,7 @@ using namespace tunetab;
 using namespace tunetab::exporters;
 using tunetab::testing::aiter_table;
 using tunetab::testing::TempDir;
+using tunetab::testing::expect_input_error;
 
 namespace {
 
@@ -23,17 +24,6 @@ const char* const kFmoeHeader =
     "block_m,ksplit,us1,kernelName1,err1,us2,kernelName2,err2,us,run_1stage\n";
 const char* const kFmoeKey =
     "4096,1536,16,8,ActivationType.Silu,torch.bfloat16,torch.float8_e4m3fn,torch.float8_e4m3fn,QuantType.per_1x128,1,0";
-
-/// Runs `f`, which must throw an Input error whose message holds `want`.
-void expect_input_error(const std::function<void()>& f, const std::string& want) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; wanted one with: " << want;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
-    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-  }
-}
 
 std::vector<AiterFmoeRow> fmoe(const std::string& text) {
   std::istringstream in(text);

@@ -5,13 +5,27 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
+
+#include "tuner/error.h"
 
 namespace tunetab::testing {
 
 inline std::string aiter_table(const std::string& rel) { return std::string(TUNETAB_SHARED_DIR) + "/aiter-configs/" + rel; }
 inline std::string repo_file(const std::string& rel) { return std::string(TUNETAB_SOURCE_DIR) + "/" + rel; }
 inline bool have_aiter_tables() { return std::filesystem::exists(aiter_table("model_configs")); }
+
+/// Runs `f`, which must throw an Input error whose message holds `want`.
+inline void expect_input_error(const std::function<void()>& f, const std::string& want) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; wanted one with: " << want;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
+}
 
 /// A fixture whose tests skip when shared/aiter-configs is absent.
 class WithAiterTables : public ::testing::Test {

@@ -187,19 +187,7 @@ int cmd_compile(const Args& args) {
   if (compiler != "hiprtc") throw_input("--compiler '" + compiler + "': expected hiprtc or clang");
   std::unique_ptr<db::Store> cache;
   if (vm.count("db")) cache = std::make_unique<db::Store>(vm["db"].as<std::string>());
-  jit::Compiler jc({arch, {}});
-  const auto objects = jit::compile_all(jc, sources, cache.get(), opt.jobs > 0 ? opt.jobs : static_cast<int>(std::thread::hardware_concurrency()), opt.progress);
-  int failures = 0;
-  double ms = 0;
-  for (std::size_t i = 0; i < objects.size(); ++i) {
-    ms += objects[i].compile_ms;
-    if (!objects[i].ok) {
-      ++failures;
-      std::fprintf(stderr, "FAILED %s\n%s\n", sources[i].name_expression.c_str(), objects[i].log.c_str());
-    }
-  }
-  std::printf("%s: %zu code objects for %s, %d failed, %.1f s compile time\n", jit::Compiler::version().c_str(),
-              objects.size(), arch.c_str(), failures, ms / 1000);
+  const int failures = compile_and_report(sources, arch, opt, cache.get());
   return failures ? 1 : 0;
 }
 
