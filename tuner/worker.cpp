@@ -1,0 +1,149 @@
+#include "tuner/worker.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+
+#include "tuner/error.h"
+
+namespace tunetab {
+
+namespace {
+
+bool write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+  return true;
+}
+
+/// Reads exactly n bytes; false on EOF or error. With a deadline, false also when it passes.
+bool read_all(int fd, void* data, std::size_t n, std::chrono::steady_clock::time_point deadline, bool* timed_out) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    if (timed_out) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      pollfd pfd{fd, POLLIN, 0};
+      const int r = ::poll(&pfd, 1, static_cast<int>(std::max<std::int64_t>(0, left.count())));
+      if (r < 0 && errno == EINTR) continue;
+      if (r == 0) {
+        *timed_out = true;
+        return false;
+      }
+    }
+    const ssize_t got = ::read(fd, p, n);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    p += got;
+    n -= static_cast<std::size_t>(got);
+  }
+  return true;
+}
+
+bool send_message(int fd, const std::string& text) {
+  const std::uint64_t size = text.size();
+  return write_all(fd, &size, sizeof(size)) && write_all(fd, text.data(), text.size());
+}
+
+[[noreturn]] void serve(int in, int out, const Worker::Handler& handler) {
+  for (;;) {
+    std::uint64_t size = 0;
+    if (!read_all(in, &size, sizeof(size), {}, nullptr)) ::_exit(0);  // parent gone or closed the pipe
+    std::string text(size, '\0');
+    if (!read_all(in, text.data(), size, {}, nullptr)) ::_exit(0);
+    nlohmann::json reply;
+    try {
+      reply = handler(nlohmann::json::parse(text));
+    } catch (const std::exception& e) {
+      reply = {{"error", e.what()}};
+    }
+    if (!send_message(out, reply.dump())) ::_exit(0);
+  }
+}
+
+}  // namespace
+
+Worker::Worker(Handler handler) : handler_(std::move(handler)) {}
+
+Worker::~Worker() { stop(true); }
+
+void Worker::start() {
+  // NOTE: a child that dies between calls must not take the parent down with SIGPIPE on the next write.
+  ::signal(SIGPIPE, SIG_IGN);
+  int down[2], up[2];
+  if (::pipe(down) != 0 || ::pipe(up) != 0) TUNETAB_THROW(kInfra, "pipe() failed: " + std::string(std::strerror(errno)));
+  const pid_t pid = ::fork();
+  if (pid < 0) TUNETAB_THROW(kInfra, "fork() failed: " + std::string(std::strerror(errno)));
+  if (pid == 0) {
+    ::close(down[1]);
+    ::close(up[0]);
+    serve(down[0], up[1], handler_);
+  }
+  ::close(down[0]);
+  ::close(up[1]);
+  pid_ = pid;
+  to_child_ = down[1];
+  from_child_ = up[0];
+  if (started_++ > 0) ++restarts_;
+}
+
+std::string Worker::reap() {
+  int status = 0;
+  if (::waitpid(pid_, &status, 0) != pid_) return "worker vanished";
+  if (WIFSIGNALED(status))
+    return "worker killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  if (WIFEXITED(status)) return "worker exited with code " + std::to_string(WEXITSTATUS(status));
+  return "worker ended";
+}
+
+void Worker::stop(bool kill_first) {
+  if (pid_ < 0) return;
+  ::close(to_child_);
+  ::close(from_child_);
+  if (kill_first) ::kill(pid_, SIGKILL);
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  pid_ = -1;
+  to_child_ = from_child_ = -1;
+}
+
+WorkerReply Worker::call(const nlohmann::json& request, double timeout_ms) {
+  if (pid_ < 0) start();
+  WorkerReply reply;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(timeout_ms * 1000));
+  bool timed_out = false;
+  std::uint64_t size = 0;
+  std::string text;
+  const bool ok = send_message(to_child_, request.dump()) &&
+                  read_all(from_child_, &size, sizeof(size), deadline, &timed_out) &&
+                  (text.resize(size), read_all(from_child_, text.data(), size, deadline, &timed_out));
+  if (ok) {
+    reply.body = nlohmann::json::parse(text);
+    return reply;
+  }
+  if (timed_out) {
+    reply.status = WorkerReply::Status::kTimedOut;
+    reply.detail = "no reply within " + std::to_string(timeout_ms) + " ms; worker killed";
+    stop(true);
+    return reply;
+  }
+  reply.status = WorkerReply::Status::kCrashed;
+  ::close(to_child_);
+  ::close(from_child_);
+  reply.detail = reap();
+  pid_ = -1;
+  to_child_ = from_child_ = -1;
+  return reply;
+}
+
+}  // namespace tunetab
