@@ -11,10 +11,12 @@
 #include "tuner/error.h"
 #include "tuner/profile/matrix.h"
 #include "tuner/shapes.h"
+#include "test_files.h"
 
 namespace po = boost::program_options;
 using namespace tunetab;
 using namespace tunetab::profile;
+using tunetab::testing::expect_input_error;
 
 namespace {
 
@@ -99,16 +101,6 @@ std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-void expect_input_error(const std::function<void()>& f, const std::string& want) {
-  try {
-    f();
-    ADD_FAILURE() << "expected an input error containing: " << want;
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kInput) << e.what();
-    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
-  }
 }
 
 /// A config.json in the temp folder, removed with the object.
