@@ -10,6 +10,7 @@
 #include "exporters/csv.h"
 #include "exporters/vllm_moe_json.h"
 #include "tuner/error.h"
+#include "tuner/names.h"
 
 namespace tunetab::exporters {
 
@@ -257,20 +258,9 @@ nlohmann::json json_value(const std::string& v) {
 
 }  // namespace
 
-std::string to_string(TableFormat f) {
-  for (const auto& [k, name] : kFormatNames)
-    if (k == f) return name;
-  return "?";
-}
+std::string to_string(TableFormat f) { return name_of(kFormatNames, f); }
 
-TableFormat table_format_from_string(const std::string& s) {
-  std::string names;
-  for (const auto& [k, name] : kFormatNames) {
-    if (s == name) return k;
-    names += std::string(names.empty() ? "" : ", ") + name;
-  }
-  throw_input("--format '" + s + "': expected one of " + names);
-}
+TableFormat table_format_from_string(const std::string& s) { return value_named(kFormatNames, s, "--format"); }
 
 std::string to_string(GapKind k) {
   for (const auto& [kind, name] : kKindNames)

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "tuner/error.h"
+#include "tuner/names.h"
 
 namespace po = boost::program_options;
 
@@ -29,20 +30,9 @@ int usual_cu_num(const std::string& gfx) {
 
 }  // namespace
 
-std::string to_string(Quant q) {
-  for (const auto& [k, name] : kQuantNames)
-    if (k == q) return name;
-  return "?";
-}
+std::string to_string(Quant q) { return name_of(kQuantNames, q); }
 
-Quant quant_from_string(const std::string& s) {
-  std::string names;
-  for (const auto& [k, name] : kQuantNames) {
-    if (s == name) return k;
-    names += std::string(names.empty() ? "" : ", ") + name;
-  }
-  throw_input("--quant '" + s + "': expected one of " + names);
-}
+Quant quant_from_string(const std::string& s) { return value_named(kQuantNames, s, "--quant"); }
 
 std::string Envelope::fp8_torch_dtype() const {
   static const std::regex fnuz("gfx94[0-2]");

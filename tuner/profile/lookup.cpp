@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "tuner/error.h"
+#include "tuner/names.h"
 
 namespace tunetab::profile {
 
@@ -42,20 +43,9 @@ It nearest(It begin, It hi, It end, std::int64_t m) {
 
 }  // namespace
 
-std::string to_string(RuleKind kind) {
-  for (const auto& [k, name] : kRuleNames)
-    if (k == kind) return name;
-  return "?";
-}
+std::string to_string(RuleKind kind) { return name_of(kRuleNames, kind); }
 
-RuleKind rule_from_string(const std::string& s) {
-  std::string names;
-  for (const auto& [k, name] : kRuleNames) {
-    if (s == name) return k;
-    names += std::string(names.empty() ? "" : ", ") + name;
-  }
-  throw_input("lookup rule '" + s + "': expected one of " + names);
-}
+RuleKind rule_from_string(const std::string& s) { return value_named(kRuleNames, s, "lookup rule"); }
 
 std::int64_t next_pow2(std::int64_t m) {
   std::int64_t p = 1;
