@@ -163,13 +163,6 @@ std::vector<Config> enumerate() {
   return out;
 }
 
-int solution_index(const Config& c) {
-  static const std::vector<Config> all = enumerate();
-  for (std::size_t i = 0; i < all.size(); ++i)
-    if (all[i] == c) return static_cast<int>(i);
-  return -1;
-}
-
 static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 std::int64_t k_per_split(const Problem& p, const Config& c) {

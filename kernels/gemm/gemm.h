@@ -67,8 +67,6 @@ struct Config {
 
 /// The whole config space (every tile, stage count, math path, vector width and split-K).
 std::vector<Config> enumerate();
-/// Index of `c` in enumerate(), the `solidx` of exported rows; -1 if it is not there.
-int solution_index(const Config& c);
 
 /// Reason the config cannot serve the problem on the target, or nullopt.
 std::optional<std::string> why_unsupported(const Problem& p, const Config& c, const Target& t);
