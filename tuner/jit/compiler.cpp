@@ -80,6 +80,12 @@ db::CodeObjectRecord Compiler::compile(const KernelSource& k) const {
     header_ptrs.push_back(header_text[i].c_str());
     header_names.push_back(headers[i].name.c_str());
   }
+#if !defined(TUNETAB_PLATFORM_NVIDIA)
+  // NOTE: ROCm 5.2's hipRTC (comgr) is not safe to call from several threads: a clean-clone CI run hung
+  // in it with two compile threads. Compile one program at a time there; NVRTC is thread-safe.
+  static std::mutex hiprtc_mutex;
+  std::lock_guard<std::mutex> hiprtc_lock(hiprtc_mutex);
+#endif
   const auto t0 = std::chrono::steady_clock::now();
   hiprtcProgram prog;
   TUNETAB_HIPRTC_CHECK(hiprtcCreateProgram(&prog, k.source.c_str(), (k.family + ".cu").c_str(),
