@@ -46,9 +46,10 @@ struct GemmShape {
   static_assert(kBlockK % 16 == 0 && kBlockK % kVec == 0, "block K");
   static_assert(kVec == 8 || kVec == 4, "vector width: 8 (16 B) or 4 (8 B) elements");
   static_assert(kMath < 2 || (kBlockK % 64 == 0 && kVec == 8 && kWarpM == 64 && kWarpN == kBlockN &&
-                               kStages >= 3 && (kBlockN == 64 || kBlockN == 128 || kBlockN == 256)),
+                               kStages >= 3 && (kBlockN == 64 || kBlockN == 128 || kBlockN == 192 || kBlockN == 256)),
                 "wgmma: 128-byte swizzled K blocks of 64, 16-byte copies, >= 3 stages, a warpgroup per 64 x block_n");
-  static_assert(kThreadsM * kThreadsN == kComputeThreads && kThreadsM * kTM == kBlockM, "SIMT thread layout");
+  static_assert((kMath >= 2 && TT_HAS_WGMMA) || (kThreadsM * kThreadsN == kComputeThreads && kThreadsM * kTM == kBlockM),
+                "SIMT thread layout");
 };
 
 #if TT_HAS_MMA_SM80
@@ -98,6 +99,34 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], u64 desc_a, u64
         , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
         , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
         , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+      "}, %96, %97, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+        , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+        , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+        , "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
+        , "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
@@ -300,6 +329,7 @@ gemm_bf16_tn(GemmArgs p) {
         const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128)) + 2 * (kk % 4);
         if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da, db);
         else if constexpr (kBlockN == 128) wgmma_m64n128k16(acc, da, db);
+        else if constexpr (kBlockN == 192) wgmma_m64n192k16(acc, da, db);
         else wgmma_m64n256k16(acc, da, db);
       }
       wgmma_commit();
@@ -550,6 +580,100 @@ __global__ void __launch_bounds__((kBlockN / kWarpN) * 32) gemm_bf16_skinny(Gemm
       else p.c[off] = f32_to_bf16(acc[m][j]);
     }
   if (p.splits > 1) splitk_finish<kMaxM, kBlockN, kThreads, Index>(p, static_cast<int>(block_x()), 0, bn0, tid);
+}
+
+/// Tensor-core skinny GEMM for M <= 16 * kMFrags (decode and small prefill batches), bound by streaming B
+/// once: no shared-memory staging. A warp loads, per 32 of K, one 16-byte chunk of B per lane (8 rows x
+/// 4 chunks per n8 fragment) and the matching 16-byte chunks of A straight into mma.sync fragments.
+/// NOTE: K is permuted inside each 32-wide chunk (lane q's 8 contiguous elements feed logical k 2q, 2q+1,
+/// 2q+8, 2q+9 of two k16 steps); A and B share the permutation, so the sum over K is unchanged.
+/// The warps of a CTA split its K range (kUnroll chunks of 32 per step each) and reduce through shared
+/// memory; split-K across CTAs (run-time) goes through the workspace as for the other kernels.
+template <int kMFrags, int kNFrags, int kWarps, int kUnroll, typename Index>
+__global__ void __launch_bounds__(kWarps * 32) gemm_bf16_mskinny(GemmArgs p) {
+  constexpr int kThreads = kWarps * 32;
+  constexpr int kTileM = 16 * kMFrags, kTileN = 8 * kNFrags;
+  static_assert(kWarps * kTileM * kTileN * 4 <= 48 * 1024, "mskinny: the cross-warp reduction fits in 48 KiB");
+  __shared__ float red[kWarps][kTileM * kTileN];
+  const int tid = static_cast<int>(thread_x());
+  const int bn0 = static_cast<int>(block_x()) * kTileN;
+  const int split = static_cast<int>(block_z());
+  const int k_begin = split * p.k_per_split;
+  const int k_end = imin(p.k, k_begin + p.k_per_split);
+  float* partial = p.splits > 1 ? p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n) : nullptr;
+#if TT_HAS_MMA_SM80
+  const int warp = tid / 32, lane = tid % 32, q = lane % 4, r = lane / 4;
+  float acc[kMFrags][kNFrags][4];
+#pragma unroll
+  for (int i = 0; i < kMFrags; ++i)
+#pragma unroll
+    for (int j = 0; j < kNFrags; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.f;
+  for (int k0 = k_begin + warp * (32 * kUnroll); k0 < k_end; k0 += kWarps * 32 * kUnroll) {
+    u32x4 bv[kUnroll][kNFrags], av[kUnroll][kMFrags][2];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int k = k0 + u * 32 + q * 8;  // K % 8 == 0: a lane's 8 elements are all inside or all outside
+#pragma unroll
+      for (int j = 0; j < kNFrags; ++j) {
+        const int n = bn0 + j * 8 + r;
+        const bool ok = k < k_end && n < p.n;
+        bv[u][j] = ok ? load_stream16(p.b + (static_cast<Index>(n) * p.k + k)) : u32x4{0, 0, 0, 0};
+      }
+#pragma unroll
+      for (int i = 0; i < kMFrags; ++i)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int m = i * 16 + h * 8 + r;
+          const bool ok = k < k_end && m < p.m;
+          av[u][i][h] = ok ? *reinterpret_cast<const u32x4*>(p.a + (static_cast<Index>(m) * p.k + k)) : u32x4{0, 0, 0, 0};
+        }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int i = 0; i < kMFrags; ++i) {
+        const u32 a_lo[4] = {av[u][i][0].x, av[u][i][1].x, av[u][i][0].y, av[u][i][1].y};
+        const u32 a_hi[4] = {av[u][i][0].z, av[u][i][1].z, av[u][i][0].w, av[u][i][1].w};
+#pragma unroll
+        for (int j = 0; j < kNFrags; ++j) {
+          mma_bf16_16816(acc[i][j], a_lo, bv[u][j].x, bv[u][j].y);
+          mma_bf16_16816(acc[i][j], a_hi, bv[u][j].z, bv[u][j].w);
+        }
+      }
+  }
+  // Fragment (i, j): rows i*16 + r (+8), columns j*8 + 2q (+1).
+#pragma unroll
+  for (int i = 0; i < kMFrags; ++i)
+#pragma unroll
+    for (int j = 0; j < kNFrags; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        red[warp][(i * 16 + r + (e / 2) * 8) * kTileN + j * 8 + 2 * q + (e % 2)] = acc[i][j][e];
+#else
+  // Portable path: the threads of slot w = tid % kWarps cover every output of the tile for K slice w.
+  for (int e = tid / kWarps; e < kTileM * kTileN; e += kThreads / kWarps) {
+    const int m = e / kTileN, n = bn0 + e % kTileN;
+    float sum = 0.f;
+    if (m < p.m && n < p.n)
+      for (int k = k_begin + tid % kWarps; k < k_end; k += kWarps)
+        sum += bf16_to_f32(p.a[static_cast<Index>(m) * p.k + k]) * bf16_to_f32(p.b[static_cast<Index>(n) * p.k + k]);
+    red[tid % kWarps][e] = sum;
+  }
+#endif
+  sync_block();
+  for (int e = tid; e < kTileM * kTileN; e += kThreads) {
+    const int m = e / kTileN, n = bn0 + e % kTileN;
+    if (m >= p.m || n >= p.n) continue;
+    float sum = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) sum += red[w][e];
+    const Index off = static_cast<Index>(m) * static_cast<Index>(p.n) + static_cast<Index>(n);
+    if (partial) partial[off] = sum;
+    else p.c[off] = f32_to_bf16(sum);
+  }
+  if (p.splits > 1) splitk_finish<kTileM, kTileN, kThreads, Index>(p, static_cast<int>(block_x()), 0, bn0, tid);
 }
 
 }  // namespace tt

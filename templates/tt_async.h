@@ -64,6 +64,19 @@ __device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], const u16* p) {
 
 #endif
 
+/// A 16-byte load of data read once (streamed weights): read-only path, not kept in L1.
+__device__ __forceinline__ u32x4 load_stream16(const void* g) {
+#if TT_HAS_MMA_SM80
+  u32x4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(g));
+  return v;
+#else
+  return *static_cast<const u32x4*>(g);
+#endif
+}
+
 #if TT_HAS_WGMMA
 /// Shared-memory matrix descriptor: K-major rows of 128 bytes, 128-byte swizzle, 8-row groups 1024 B apart.
 __device__ __forceinline__ u64 wgmma_desc(const void* smem) {

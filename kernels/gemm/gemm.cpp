@@ -48,6 +48,7 @@ static const char* math_name(Math m) {
     case Math::kWgmma: return "wgmma";
     case Math::kWgmmaWs: return "wgws";
     case Math::kSkinny: return "skinny";
+    case Math::kSkinnyMma: return "mskinny";
   }
   return "?";
 }
@@ -60,7 +61,7 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny)_v(\d+)_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny)_v(\d+)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_mma|simt_v<V>_sk<SK>)");
@@ -72,7 +73,8 @@ Config Config::from_name(const std::string& name) {
   c.warp_n = std::stoi(mt[5]);
   c.stages = std::stoi(mt[6]);
   c.math = mt[7] == "mma" ? Math::kTensorCore : mt[7] == "wgmma" ? Math::kWgmma : mt[7] == "wgws"   ? Math::kWgmmaWs
-                     : mt[7] == "skinny" ? Math::kSkinny
+                     : mt[7] == "skinny"  ? Math::kSkinny
+                     : mt[7] == "mskinny" ? Math::kSkinnyMma
                                          : Math::kSimt;
   c.vec = std::stoi(mt[8]);
   c.split_k = std::stoi(mt[9]);
@@ -114,6 +116,8 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,      64,     64,     64,    64 },
   { 128,     128,     64,     64,   128 },
   { 128,     256,     64,     64,   256 },
+  {  64,     192,     64,     64,   192 },  // 192 wide: 128 x 192 tiles fill 132 SMs where 128 x 256 leave a third idle
+  { 128,     192,     64,     64,   192 },
   {  64,      64,    128,     64,    64 },
   {  64,     128,    128,     64,   128 },
   { 128,     128,    128,     64,   128 },
@@ -129,6 +133,17 @@ constexpr Tile kSkinnyTiles[] = {
   {   0,      32,    512,      0,     4 },  // 8 warps
 };
 constexpr int kSkinnySplits[] = {1, 2, 3, 4, 6, 8};
+// mskinny (M <= block_m, tensor cores, no shared-memory staging): {M fragments, N fragments, warps, chunks
+// in flight per warp}; loads in flight per lane (N fragments + 2 x M fragments) x chunks <= 32 registers of
+// 16 B, and the cross-warp reduction (warps x block_m x block_n floats) <= 48 KiB.
+struct MmaSkinny {
+  int m_frags, n_frags, warps, chunks;
+};
+constexpr MmaSkinny kMmaSkinny[] = {
+  {1, 2, 4, 4}, {1, 2, 8, 4}, {1, 4, 4, 4}, {1, 4, 8, 4}, {1, 4, 8, 2}, {1, 8, 4, 2}, {1, 8, 8, 2},
+  {2, 2, 8, 4}, {2, 4, 4, 4}, {2, 4, 8, 2}, {2, 8, 4, 2},
+  {4, 2, 4, 2}, {4, 2, 8, 2}, {4, 4, 4, 2},
+};
 constexpr Tile kSimtTiles[] = {
   {  16,      64,     64,     16,    16 },
   {  64,      64,     32,     32,    32 },
@@ -158,6 +173,11 @@ std::vector<Config> enumerate() {
     for (const Tile& t : kSkinnyTiles)
       for (int sk : kSkinnySplits)
         out.push_back(Config{rows, t.block_n, t.block_k, rows, t.warp_n, 1, Math::kSkinny, 8, sk});
+  for (const MmaSkinny& t : kMmaSkinny)
+    for (int sk : kSkinnySplits) {
+      const int bm = 16 * t.m_frags, bn = 8 * t.n_frags;
+      out.push_back(Config{bm, bn, 32 * t.chunks * t.warps, bm, bn, t.chunks, Math::kSkinnyMma, 8, sk});
+    }
   for (const Tile& t : kSimtTiles)
     for (int sk : kSplits) out.push_back(make(t, 2, Math::kSimt, 8, sk));
   return out;
@@ -175,15 +195,18 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.out != DType::kBf16) return "output must be bf16 (got " + to_string(p.out) + ")";
   if (p.bias) return "bias epilogue is not implemented";
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
-  if (c.math == Math::kSkinny && p.m > c.block_m)
+  const bool skinny = c.math == Math::kSkinny || c.math == Math::kSkinnyMma;
+  if (skinny && p.m > c.block_m)
     return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
-  if (c.math == Math::kSkinny && p.k % 8 != 0) return "skinny kernel needs K % 8 == 0";
+  if (skinny && p.k % 8 != 0) return "skinny kernel needs K % 8 == 0";
   if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
   if (p.k % c.vec != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of the vector width " + std::to_string(c.vec);
   if (t.max_smem_per_block > 0 && c.shared_bytes() > t.max_smem_per_block)
     return "needs " + std::to_string(c.shared_bytes()) + " B of shared memory, target has " +
            std::to_string(t.max_smem_per_block);
   if (c.wgmma() && t.nvidia && t.arch != "sm_90a") return "wgmma needs sm_90a (target " + t.arch + ")";
+  // NOTE: the portable fallback lays threads out in columns of 4; 192 columns do not divide its threads.
+  if (c.wgmma() && c.block_n == 192 && !t.nvidia) return "192-wide tiles exist only as sm_90a wgmma";
   if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
   if (c.split_k > 1) {
     const std::int64_t kps = k_per_split(p, c);
@@ -210,6 +233,11 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   k.source = "#include \"gemm_bf16.h\"\n";
   k.parameters = "tt::GemmArgs";
   const std::string index = index_bits == 64 ? "long long" : "int";
+  if (c.math == Math::kSkinnyMma) {
+    k.name_expression = "tt::gemm_bf16_mskinny<" + std::to_string(c.block_m / 16) + ", " + std::to_string(c.block_n / 8) +
+                        ", " + std::to_string(c.threads() / 32) + ", " + std::to_string(c.stages) + ", " + index + ">";
+    return {k};
+  }
   if (c.math == Math::kSkinny) {
     k.name_expression = "tt::gemm_bf16_skinny<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                         std::to_string(c.warp_n) + ", " + std::to_string(c.block_k / 256) + ", " + index + ">";

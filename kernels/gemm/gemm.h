@@ -32,8 +32,10 @@ struct Problem {
 };
 
 /// Portable FMA, mma.sync, sm_90a wgmma, wgmma with a producer warpgroup (warp-specialized), and the
-/// skinny kernel for M <= block_m (gemm_bf16_skinny: block_k = 256 x unroll, warp_n columns per warp).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kWgmmaWs = 3, kSkinny = 4 };
+/// skinny kernel for M <= block_m (gemm_bf16_skinny: block_k = 256 x unroll, warp_n columns per warp), and
+/// the tensor-core skinny kernel for M <= block_m (gemm_bf16_mskinny: block_m = 16 x M fragments, block_n =
+/// 8 x N fragments, stages = 32-wide K chunks in flight per warp, block_k = 32 x stages x warps).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kWgmmaWs = 3, kSkinny = 4, kSkinnyMma = 5 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 0;
@@ -48,13 +50,14 @@ struct Config {
   /// when warp-specialized. Mirrors TT_GEMM_THREADS.
   int threads() const {
     if (math == Math::kSkinny) return (block_n / warp_n) * 32;
+    if (math == Math::kSkinnyMma) return block_k / (32 * stages) * 32;
     if (wgmma()) return (block_m / 64) * 128 + (math == Math::kWgmmaWs ? 128 : 0);
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Padded tiles for the portable and mma.sync paths; wgmma's swizzled tiles are unpadded and need
   /// 1 KiB of alignment slack (its portable fallback uses the same unpadded budget).
   int shared_bytes() const {
-    if (math == Math::kSkinny) return 0;
+    if (math == Math::kSkinny || math == Math::kSkinnyMma) return 0;  // mskinny: static, under 48 KiB
     return wgmma() ? stages * (block_m + block_n) * block_k * 2 + 1024
                                 : stages * (block_m + block_n) * (block_k + 8) * 2;
   }

@@ -23,7 +23,8 @@ TEST(GemmConfig, EveryConfigFitsItsThreadLayout) {
     EXPECT_EQ(c.block_m % c.warp_m, 0) << c.name();
     EXPECT_EQ(c.block_n % c.warp_n, 0) << c.name();
     EXPECT_LE(c.threads(), 1024) << c.name();
-    if (c.math == gemm::Math::kSkinny) continue;  // its own portable kernel, no SIMT fallback
+    if (c.math == gemm::Math::kSkinny || c.math == gemm::Math::kSkinnyMma) continue;  // own portable paths
+    if (c.wgmma() && c.block_n == 192) continue;  // sm_90a only: rejected on AMD targets
     // The portable path (every config on AMD) needs kThreadsN | threads and kThreadsM | block_m.
     const int compute = c.threads() - (c.math == gemm::Math::kWgmmaWs ? 128 : 0);
     const int threads_n = std::min(c.block_n / 4, compute);
@@ -88,4 +89,14 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_LE(kernels.size(), 160u);
   EXPECT_FALSE(gemm::why_unsupported({16, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk2"), t));
   EXPECT_TRUE(gemm::why_unsupported({17, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk1"), t));  // split-K shares the code object
+  // The tensor-core skinny kernel: M <= block_m, 32 x chunks x warps of K per CTA step, threads from block_k.
+  const auto ms = gemm::Config::from_name("m32n32k512_w32x32_s2_mskinny_v8_sk2");
+  EXPECT_EQ(ms.threads(), 256);
+  EXPECT_FALSE(gemm::why_unsupported({32, 3072, 1536}, ms, t));
+  EXPECT_TRUE(gemm::why_unsupported({33, 3072, 1536}, ms, t));
+  EXPECT_NE(gemm::kernels(ms, 32)[0].name_expression.find("gemm_bf16_mskinny<2, 4, 8, 2, int>"), std::string::npos);
+  // 192-wide wgmma tiles: sm_90a only (the portable fallback cannot lay them out).
+  const auto w192 = gemm::Config::from_name("m128n192k64_w64x192_s4_wgmma_v8_sk1");
+  EXPECT_FALSE(gemm::why_unsupported({1024, 3072, 1536}, w192, t));
+  EXPECT_TRUE(gemm::why_unsupported({1024, 3072, 1536}, w192, Target::from_arch("gfx942")));
 }
