@@ -513,6 +513,118 @@ gemm_bf16_tn(GemmArgs p) {
   if (p.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
+/// Arguments of the TMA kernel: the common ones plus a descriptor per operand (boxes of 64 x block rows).
+struct GemmTmaArgs {
+  GemmArgs p;
+  TensorMap a, b;
+};
+
+/// sm_90a, warp-specialized with TMA: one producer thread issues a tensor copy per operand and 64 of K
+/// into 128-byte swizzled stages (the layout the wgmma descriptors name; out-of-bounds rows and the K tail
+/// read as zeros), counted on the stage's mbarrier; one consumer warpgroup per 64 rows waits for it,
+/// multiplies with one MMA group in flight and releases the stage. Every stage can be in flight: no thread
+/// waits for its own copies. Split-K as for gemm_bf16_tn (the producer warpgroup joins the epilogue).
+template <int kBlockM, int kBlockN, int kBlockK, int kStages, typename Index>
+__global__ void __launch_bounds__((kBlockM / 64 + 1) * 128) gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
+  constexpr int kThreads = (kBlockM / 64 + 1) * 128;
+  static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 &&
+                    (kBlockN == 64 || kBlockN == 128 || kBlockN == 192 || kBlockN == 256),
+                "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x block_n");
+  const GemmArgs& p = args.p;
+  const int tid = static_cast<int>(thread_x());
+  const int tiles_n = (p.n + kBlockN - 1) / kBlockN;
+  const int bn0 = static_cast<int>(block_x()) * kBlockN;
+  const int bm0 = static_cast<int>(block_y()) * kBlockM;
+  const int split = static_cast<int>(block_z());
+  float* partial = p.splits > 1 ? p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n) : nullptr;
+#if TT_HAS_WGMMA
+  extern __shared__ u32x4 tt_dynamic_smem[];
+  constexpr int kConsumers = kBlockM / 64;
+  constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * 2;
+  __shared__ u64 full_bar[kStages], empty_bar[kStages];
+  u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
+  const int k_begin = split * p.k_per_split;
+  const int k_end = imin(p.k, k_begin + p.k_per_split);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + kBlockK - 1) / kBlockK : 0;
+  const int wg = tid / 128;
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], kConsumers);
+    }
+    fence_barrier_init();
+  }
+  sync_block();
+  float acc[kBlockN / 2];
+#pragma unroll
+  for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.f;
+  if (wg == kConsumers) {
+    if (tid == kConsumers * 128) {
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        const int s = kt % kStages;
+        if (kt >= kStages) mbar_wait(&empty_bar[s], ((kt / kStages) - 1) & 1);
+        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+        u8* sa = base + s * kStageBytes;
+        u8* sb = sa + kBlockM * kBlockK * 2;
+        const int k0 = k_begin + kt * kBlockK;
+#pragma unroll
+        for (int kb = 0; kb < kBlockK / 64; ++kb) {
+          tma_load_2d(sa + kb * (kBlockM * 128), &args.a, k0 + kb * 64, bm0, &full_bar[s]);
+          tma_load_2d(sb + kb * (kBlockN * 128), &args.b, k0 + kb * 64, bn0, &full_bar[s]);
+        }
+      }
+    }
+  } else {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      const int s = kt % kStages;
+      mbar_wait(&full_bar[s], (kt / kStages) & 1);
+      const u8* sa = base + s * kStageBytes;
+      const u8* sb = sa + kBlockM * kBlockK * 2;
+      fence_operands(acc);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < kBlockK / 16; ++kk) {
+        const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg * 64 * 128) + 2 * (kk % 4);
+        const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128)) + 2 * (kk % 4);
+        if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da, db);
+        else if constexpr (kBlockN == 128) wgmma_m64n128k16(acc, da, db);
+        else if constexpr (kBlockN == 192) wgmma_m64n192k16(acc, da, db);
+        else wgmma_m64n256k16(acc, da, db);
+      }
+      wgmma_commit();
+      wgmma_wait<1>();  // the MMAs of the previous stage are done: release it to the producer
+      fence_operands(acc);
+      if (kt > 0 && tid % 128 == 0) mbar_arrive(&empty_bar[(kt - 1) % kStages]);
+    }
+    wgmma_wait<0>();
+    fence_operands(acc);
+    const int warp = (tid % 128) / 32, lane = tid % 32;
+    const int row = bm0 + wg * 64 + warp * 16 + lane / 4;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j) {
+      const int col = bn0 + j * 8 + (lane % 4) * 2;
+      store_pair<Index>(p, partial, row, col, acc[j * 4 + 0], acc[j * 4 + 1]);
+      store_pair<Index>(p, partial, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
+  }
+#else
+  // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); portable bodies
+  // compile it everywhere: each thread computes its share of the tile directly.
+  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
+    if (row >= p.m || col >= p.n) continue;
+    const int k_begin = split * p.k_per_split, k_end = imin(p.k, k_begin + p.k_per_split);
+    float sum = 0.f;
+    for (int k = k_begin; k < k_end; ++k)
+      sum += bf16_to_f32(p.a[static_cast<Index>(row) * p.k + k]) * bf16_to_f32(p.b[static_cast<Index>(col) * p.k + k]);
+    const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
+    if (partial) partial[off] = sum;
+    else p.c[off] = f32_to_bf16(sum);
+  }
+#endif
+  if (p.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+}
+
 /// Skinny GEMM for M <= kMaxM (decode batches), bound by reading B once: each warp owns kWarpN columns of
 /// its split of K, streams their B rows and A's (few, L1-resident) rows with 16-byte loads, 8 elements per
 /// lane and kUnroll steps of 256 in flight, then reduces across the warp with shuffles.

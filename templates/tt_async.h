@@ -15,7 +15,19 @@
 #define TT_HAS_WGMMA 0
 #endif
 
+// A kernel parameter whose address is taken (a TMA descriptor) must stay in parameter space.
+#if TT_HAS_WGMMA
+#define TT_GRID_CONSTANT __grid_constant__
+#else
+#define TT_GRID_CONSTANT
+#endif
+
 namespace tt {
+
+/// An opaque TMA descriptor (CUtensorMap), encoded on the host (tensor_map_bf16_2d) and passed by value.
+struct alignas(64) TensorMap {
+  u64 opaque[16];
+};
 
 __device__ __forceinline__ int imin(int a, int b) { return a < b ? a : b; }
 
@@ -106,6 +118,21 @@ __device__ __forceinline__ void mbar_wait(u64* bar, u32 parity) {
       "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
       "@!done bra WAIT;\n}\n" ::"r"(smem_addr(bar)),
       "r"(parity)
+      : "memory");
+}
+
+/// Makes mbarrier initialisation visible to the async proxy (TMA completions) before first use.
+__device__ __forceinline__ void fence_barrier_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+/// Arrives once and adds `bytes` to the transaction count the phase waits for.
+__device__ __forceinline__ void mbar_arrive_expect_tx(u64* bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+/// TMA: copies the box at (inner, outer) of `map` to shared memory and completes its bytes on `bar`.
+__device__ __forceinline__ void tma_load_2d(void* smem, const TensorMap* map, int inner, int outer, u64* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_addr(smem)),
+      "l"(reinterpret_cast<u64>(map)), "r"(inner), "r"(outer), "r"(smem_addr(bar))
       : "memory");
 }
 

@@ -49,6 +49,7 @@ static const char* math_name(Math m) {
     case Math::kWgmmaWs: return "wgws";
     case Math::kSkinny: return "skinny";
     case Math::kSkinnyMma: return "mskinny";
+    case Math::kTma: return "tma";
   }
   return "?";
 }
@@ -61,7 +62,7 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny)_v(\d+)_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)_v(\d+)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_mma|simt_v<V>_sk<SK>)");
@@ -75,6 +76,7 @@ Config Config::from_name(const std::string& name) {
   c.math = mt[7] == "mma" ? Math::kTensorCore : mt[7] == "wgmma" ? Math::kWgmma : mt[7] == "wgws"   ? Math::kWgmmaWs
                      : mt[7] == "skinny"  ? Math::kSkinny
                      : mt[7] == "mskinny" ? Math::kSkinnyMma
+                     : mt[7] == "tma"     ? Math::kTma
                                          : Math::kSimt;
   c.vec = std::stoi(mt[8]);
   c.split_k = std::stoi(mt[9]);
@@ -169,6 +171,9 @@ std::vector<Config> enumerate() {
       for (int sk : kSplits) out.push_back(make(t, s, Math::kWgmma, 8, sk));
   for (const Tile& t : kWgmmaTiles)
     for (int s : kWgmmaStages) out.push_back(make(t, s, Math::kWgmmaWs, 8, 1));
+  for (const Tile& t : kWgmmaTiles)
+    for (int s : kWgmmaStages)
+      for (int sk : kSplits) out.push_back(make(t, s, Math::kTma, 8, sk));
   for (int rows : kSkinnyRows)
     for (const Tile& t : kSkinnyTiles)
       for (int sk : kSkinnySplits)
@@ -207,6 +212,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (c.wgmma() && t.nvidia && t.arch != "sm_90a") return "wgmma needs sm_90a (target " + t.arch + ")";
   // NOTE: the portable fallback lays threads out in columns of 4; 192 columns do not divide its threads.
   if (c.wgmma() && c.block_n == 192 && !t.nvidia) return "192-wide tiles exist only as sm_90a wgmma";
+  if (c.math == Math::kTma && !t.nvidia) return "TMA exists only on sm_90a";
   if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
   if (c.split_k > 1) {
     const std::int64_t kps = k_per_split(p, c);
@@ -233,6 +239,12 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   k.source = "#include \"gemm_bf16.h\"\n";
   k.parameters = "tt::GemmArgs";
   const std::string index = index_bits == 64 ? "long long" : "int";
+  if (c.math == Math::kTma) {
+    k.parameters = "const tt::GemmTmaArgs";
+    k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
+                        std::to_string(c.block_k) + ", " + std::to_string(c.stages) + ", " + index + ">";
+    return {k};
+  }
   if (c.math == Math::kSkinnyMma) {
     k.name_expression = "tt::gemm_bf16_mskinny<" + std::to_string(c.block_m / 16) + ", " + std::to_string(c.block_n / 8) +
                         ", " + std::to_string(c.threads() / 32) + ", " + std::to_string(c.stages) + ", " + index + ">";

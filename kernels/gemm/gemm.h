@@ -35,7 +35,8 @@ struct Problem {
 /// skinny kernel for M <= block_m (gemm_bf16_skinny: block_k = 256 x unroll, warp_n columns per warp), and
 /// the tensor-core skinny kernel for M <= block_m (gemm_bf16_mskinny: block_m = 16 x M fragments, block_n =
 /// 8 x N fragments, stages = 32-wide K chunks in flight per warp, block_k = 32 x stages x warps).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kWgmmaWs = 3, kSkinny = 4, kSkinnyMma = 5 };
+/// kTma: sm_90a wgmma fed by TMA (gemm_bf16_tma: one producer thread, every stage in flight).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kWgmmaWs = 3, kSkinny = 4, kSkinnyMma = 5, kTma = 6 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 0;
@@ -45,13 +46,13 @@ struct Config {
   int vec = 8;       // elements per global load: 8 (16 B) or 4 (8 B)
   int split_k = 1;   // run-time: does not change the code object
 
-  bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs; }
+  bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs || math == Math::kTma; }
   /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows, plus the producer warpgroup
   /// when warp-specialized. Mirrors TT_GEMM_THREADS.
   int threads() const {
     if (math == Math::kSkinny) return (block_n / warp_n) * 32;
     if (math == Math::kSkinnyMma) return block_k / (32 * stages) * 32;
-    if (wgmma()) return (block_m / 64) * 128 + (math == Math::kWgmmaWs ? 128 : 0);
+    if (wgmma()) return (block_m / 64) * 128 + (math == Math::kWgmma ? 0 : 128);
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Padded tiles for the portable and mma.sync paths; wgmma's swizzled tiles are unpadded and need

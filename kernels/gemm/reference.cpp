@@ -142,6 +142,17 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                 static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
                 static_cast<int>(p_.k), c.split_k, static_cast<int>(k_per_split(p_, c))};
   void* params[] = {&args};
+  // NOTE: mirrors tt::GemmTmaArgs: TMA descriptors for boxes of 64 (K) x block rows, per input set.
+  struct TmaArgs {
+    GemmArgs p;
+    TensorMap a, b;
+  } tma_args;
+  if (c.math == Math::kTma) {
+    tma_args.p = args;
+    tma_args.a = tensor_map_bf16_2d(st.a.get(), p_.k, p_.m, p_.k * 2, 64, c.block_m);
+    tma_args.b = tensor_map_bf16_2d(st.b.get(), p_.k, p_.n, p_.k * 2, 64, c.block_n);
+    params[0] = &tma_args;
+  }
   LaunchDims d;
   d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
   d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);

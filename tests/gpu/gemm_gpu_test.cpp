@@ -76,7 +76,9 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n128k64_w64x128_s3_wgws_v8_sk1", "m16n16k512_w16x4_s1_skinny_v8_sk1", "m1n8k256_w1x2_s1_skinny_v8_sk3",
     "m4n32k512_w4x4_s1_skinny_v8_sk2", "m16n32k512_w16x32_s4_mskinny_v8_sk1", "m32n32k512_w32x32_s2_mskinny_v8_sk3",
     "m64n32k256_w64x32_s2_mskinny_v8_sk2", "m16n64k512_w16x64_s2_mskinny_v8_sk1", "m128n192k64_w64x192_s4_wgmma_v8_sk1",
-    "m64n192k64_w64x192_s5_wgws_v8_sk1", "m128n192k64_w64x192_s3_wgmma_v8_sk2",
+    "m64n192k64_w64x192_s5_wgws_v8_sk1", "m128n192k64_w64x192_s3_wgmma_v8_sk2", "m128n256k64_w64x256_s4_tma_v8_sk1",
+    "m64n128k64_w64x128_s6_tma_v8_sk2", "m128n192k64_w64x192_s5_tma_v8_sk1", "m64n64k128_w64x64_s4_tma_v8_sk3",
+    "m128n128k128_w64x128_s3_tma_v8_sk1",
   };
   // clang-format on
   Target t = Target::from_arch(facts_.arch);

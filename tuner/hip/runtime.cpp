@@ -229,4 +229,21 @@ void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args) 
                                           d.block[2], d.shared_bytes, s.get(), args, nullptr));
 }
 
+#if defined(TUNETAB_PLATFORM_NVIDIA)
+static_assert(sizeof(TensorMap) == sizeof(CUtensorMap));  // NOTE: 64-byte alignment is what TMA needs (CUDA 13 declares 128)
+bool has_tensor_maps() { return true; }
+TensorMap tensor_map_bf16_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint64_t row_bytes,
+                             unsigned box_inner, unsigned box_outer) {
+  TensorMap t;
+  TUNETAB_HIP_CHECK(nvidia::encode_tensor_map_bf16_2d(reinterpret_cast<CUtensorMap*>(&t), base, inner, outer, row_bytes,
+                                                      box_inner, box_outer));
+  return t;
+}
+#else
+bool has_tensor_maps() { return false; }
+TensorMap tensor_map_bf16_2d(const void*, std::uint64_t, std::uint64_t, std::uint64_t, unsigned, unsigned) {
+  throw Error(ErrorKind::kLaunch, "", nullptr, 0, "tensor maps (TMA) exist only on NVIDIA sm_90 and later");
+}
+#endif
+
 }  // namespace tunetab

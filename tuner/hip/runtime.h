@@ -177,4 +177,15 @@ struct LaunchDims {
 };
 void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args);
 
+/// An opaque TMA descriptor (CUtensorMap's size and alignment), passed to kernels by value.
+struct alignas(64) TensorMap {
+  std::uint64_t opaque[16] = {};
+};
+/// Whether this platform has tensor memory access (NVIDIA sm_90 and later, through the CUDA driver).
+bool has_tensor_maps();
+/// A 2-D bf16 tensor map (rows of `inner` elements, `row_bytes` apart; box_inner x box_outer boxes, 128-byte
+/// swizzle, zero fill out of bounds). Launch error where the platform has none.
+TensorMap tensor_map_bf16_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint64_t row_bytes,
+                             unsigned box_inner, unsigned box_outer);
+
 }  // namespace tunetab
