@@ -521,15 +521,19 @@ struct GemmTmaArgs {
 
 /// sm_90a, warp-specialized with TMA: one producer thread issues a tensor copy per operand and 64 of K
 /// into 128-byte swizzled stages (the layout the wgmma descriptors name; out-of-bounds rows and the K tail
-/// read as zeros), counted on the stage's mbarrier; one consumer warpgroup per 64 rows waits for it,
+/// read as zeros), counted on the stage's mbarrier; one consumer warpgroup per 64 rows x kWarpN columns
+/// (two per 64 rows when kWarpN = kBlockN / 2: more MMAs in flight for short tiles) waits for it,
 /// multiplies with one MMA group in flight and releases the stage. Every stage can be in flight: no thread
 /// waits for its own copies. Split-K as for gemm_bf16_tn (the producer warpgroup joins the epilogue).
-template <int kBlockM, int kBlockN, int kBlockK, int kStages, typename Index>
-__global__ void __launch_bounds__((kBlockM / 64 + 1) * 128) gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
-  constexpr int kThreads = (kBlockM / 64 + 1) * 128;
-  static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 &&
-                    (kBlockN == 64 || kBlockN == 128 || kBlockN == 192 || kBlockN == 256),
-                "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x block_n");
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index>
+__global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
+gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
+  constexpr int kConsumersN = kBlockN / kWarpN;
+  constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
+  constexpr int kThreads = kConsumers * 128 + 128;
+  static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 && kBlockN % kWarpN == 0 &&
+                    (kWarpN == 64 || kWarpN == 128 || kWarpN == 192 || kWarpN == 256),
+                "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x warp_n");
   const GemmArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
   const int tiles_n = (p.n + kBlockN - 1) / kBlockN;
@@ -539,14 +543,13 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128) gemm_bf16_tma(const 
   float* partial = p.splits > 1 ? p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n) : nullptr;
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
-  constexpr int kConsumers = kBlockM / 64;
   constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * 2;
   __shared__ u64 full_bar[kStages], empty_bar[kStages];
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   const int k_begin = split * p.k_per_split;
   const int k_end = imin(p.k, k_begin + p.k_per_split);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + kBlockK - 1) / kBlockK : 0;
-  const int wg = tid / 128;
+  const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);
@@ -555,9 +558,9 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128) gemm_bf16_tma(const 
     fence_barrier_init();
   }
   sync_block();
-  float acc[kBlockN / 2];
+  float acc[kWarpN / 2];
 #pragma unroll
-  for (int i = 0; i < kBlockN / 2; ++i) acc[i] = 0.f;
+  for (int i = 0; i < kWarpN / 2; ++i) acc[i] = 0.f;
   if (wg == kConsumers) {
     if (tid == kConsumers * 128) {
       for (int kt = 0; kt < k_tiles; ++kt) {
@@ -584,11 +587,11 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128) gemm_bf16_tma(const 
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockK / 16; ++kk) {
-        const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg * 64 * 128) + 2 * (kk % 4);
-        const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128)) + 2 * (kk % 4);
-        if constexpr (kBlockN == 64) wgmma_m64n64k16(acc, da, db);
-        else if constexpr (kBlockN == 128) wgmma_m64n128k16(acc, da, db);
-        else if constexpr (kBlockN == 192) wgmma_m64n192k16(acc, da, db);
+        const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg_m * 64 * 128) + 2 * (kk % 4);
+        const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128) + wg_n * kWarpN * 128) + 2 * (kk % 4);
+        if constexpr (kWarpN == 64) wgmma_m64n64k16(acc, da, db);
+        else if constexpr (kWarpN == 128) wgmma_m64n128k16(acc, da, db);
+        else if constexpr (kWarpN == 192) wgmma_m64n192k16(acc, da, db);
         else wgmma_m64n256k16(acc, da, db);
       }
       wgmma_commit();
@@ -599,10 +602,10 @@ __global__ void __launch_bounds__((kBlockM / 64 + 1) * 128) gemm_bf16_tma(const 
     wgmma_wait<0>();
     fence_operands(acc);
     const int warp = (tid % 128) / 32, lane = tid % 32;
-    const int row = bm0 + wg * 64 + warp * 16 + lane / 4;
+    const int row = bm0 + wg_m * 64 + warp * 16 + lane / 4;
 #pragma unroll
-    for (int j = 0; j < kBlockN / 8; ++j) {
-      const int col = bn0 + j * 8 + (lane % 4) * 2;
+    for (int j = 0; j < kWarpN / 8; ++j) {
+      const int col = bn0 + wg_n * kWarpN + j * 8 + (lane % 4) * 2;
       store_pair<Index>(p, partial, row, col, acc[j * 4 + 0], acc[j * 4 + 1]);
       store_pair<Index>(p, partial, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
     }

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <regex>
+#include <span>
 
 #include "tuner/error.h"
 
@@ -126,6 +127,13 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,     256,    128,     64,   256 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 5, 6};
+// TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
+// warpgroups' MMAs in flight).
+constexpr Tile kTmaSplitNTiles[] = {
+  {  64,     128,     64,     64,    64 },
+  {  64,     256,     64,     64,   128 },
+  { 128,     256,     64,     64,   128 },
+};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 256 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
 constexpr Tile kSkinnyTiles[] = {
@@ -171,9 +179,10 @@ std::vector<Config> enumerate() {
       for (int sk : kSplits) out.push_back(make(t, s, Math::kWgmma, 8, sk));
   for (const Tile& t : kWgmmaTiles)
     for (int s : kWgmmaStages) out.push_back(make(t, s, Math::kWgmmaWs, 8, 1));
-  for (const Tile& t : kWgmmaTiles)
-    for (int s : kWgmmaStages)
-      for (int sk : kSplits) out.push_back(make(t, s, Math::kTma, 8, sk));
+  for (const auto& tiles : {std::span<const Tile>(kWgmmaTiles), std::span<const Tile>(kTmaSplitNTiles)})
+    for (const Tile& t : tiles)
+      for (int s : kWgmmaStages)
+        for (int sk : kSplits) out.push_back(make(t, s, Math::kTma, 8, sk));
   for (int rows : kSkinnyRows)
     for (const Tile& t : kSkinnyTiles)
       for (int sk : kSkinnySplits)
@@ -242,7 +251,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   if (c.math == Math::kTma) {
     k.parameters = "const tt::GemmTmaArgs";
     k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
-                        std::to_string(c.block_k) + ", " + std::to_string(c.stages) + ", " + index + ">";
+                        std::to_string(c.block_k) + ", " + std::to_string(c.warp_n) + ", " + std::to_string(c.stages) +
+                        ", " + index + ">";
     return {k};
   }
   if (c.math == Math::kSkinnyMma) {

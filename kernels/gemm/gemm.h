@@ -52,6 +52,7 @@ struct Config {
   int threads() const {
     if (math == Math::kSkinny) return (block_n / warp_n) * 32;
     if (math == Math::kSkinnyMma) return block_k / (32 * stages) * 32;
+    if (math == Math::kTma) return (block_m / 64) * (block_n / warp_n) * 128 + 128;
     if (wgmma()) return (block_m / 64) * 128 + (math == Math::kWgmma ? 0 : 128);
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }

@@ -104,5 +104,6 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_EQ(tma.threads(), 384);
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, tma, t));
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, tma, Target::from_arch("gfx950")));
-  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 4, long long>");
+  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long>");
+  EXPECT_EQ(gemm::Config::from_name("m64n256k64_w64x128_s4_tma_v8_sk1").threads(), 384);  // two consumers split N
 }
