@@ -1,0 +1,215 @@
+#include "kernels/gemm_fp8/gemm_fp8.h"
+
+#include <cstdio>
+#include <regex>
+#include <utility>
+
+#include "kernels/tolerance.h"
+#include "tuner/error.h"
+#include "tuner/names.h"
+
+namespace tunetab::gemm_fp8 {
+
+namespace {
+// clang-format off
+const std::pair<Fp8, const char*> kFp8Names[] = {{Fp8::kE4m3fn, "e4m3fn"}, {Fp8::kE4m3fnuz, "e4m3fnuz"}};
+const std::pair<Fp8, const char*> kFp8Torch[] = {{Fp8::kE4m3fn, "torch.float8_e4m3fn"},
+                                                 {Fp8::kE4m3fnuz, "torch.float8_e4m3fnuz"}};
+const std::pair<Math, const char*> kMathNames[] = {
+  {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kSkinny, "skinny"}};
+// clang-format on
+}  // namespace
+
+std::string to_string(Fp8 f) { return name_of(kFp8Names, f); }
+std::string to_torch(Fp8 f) { return name_of(kFp8Torch, f); }
+
+Fp8 fp8_from_string(const std::string& s) {
+  for (const auto& [f, name] : kFp8Torch)
+    if (s == name) return f;
+  return value_named(kFp8Names, s, "fp8 dtype");
+}
+
+Fp8 native_fp8(const std::string& arch) {
+  return arch == "gfx940" || arch == "gfx941" || arch == "gfx942" ? Fp8::kE4m3fnuz : Fp8::kE4m3fn;
+}
+
+double fp8_max(Fp8 f) { return f == Fp8::kE4m3fnuz ? 240.0 : 448.0; }
+
+std::string Problem::key() const {
+  return "m=" + std::to_string(m) + ",n=" + std::to_string(n) + ",k=" + std::to_string(k) + ",in=" + to_string(in) +
+         ",out=" + gemm::to_string(out) + ",scale=1x128x128";
+}
+
+nlohmann::json Problem::to_json() const {
+  return {{"m", m}, {"n", n}, {"k", k}, {"in", to_string(in)}, {"out", gemm::to_string(out)}, {"scale", "1x128x128"}};
+}
+
+std::string Config::name() const {
+  char buf[128];
+  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
+                name_of(kMathNames, math).c_str(), split_k);
+  return buf;
+}
+
+Config Config::from_name(const std::string& name) {
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z]+)_sk(\d+))");
+  std::smatch mt;
+  if (!std::regex_match(name, mt, re))
+    throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|skinny_sk<SK>)");
+  Config c;
+  c.block_m = std::stoi(mt[1]);
+  c.block_n = std::stoi(mt[2]);
+  c.block_k = std::stoi(mt[3]);
+  c.warp_m = std::stoi(mt[4]);
+  c.warp_n = std::stoi(mt[5]);
+  c.stages = std::stoi(mt[6]);
+  c.math = value_named(kMathNames, mt[7].str(), "gemm_fp8_blockscale math path in '" + name + "'");
+  c.split_k = std::stoi(mt[8]);
+  return c;
+}
+
+nlohmann::json Config::to_json() const {
+  return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m}, {"warp_n", warp_n},
+          {"stages", stages},   {"math", name_of(kMathNames, math)},      {"split_k", split_k}};
+}
+
+namespace {
+struct Tile {
+  int block_m, block_n, warp_m, warp_n;
+};
+// clang-format off
+// mma.sync m16n8k32: a warp per warp tile; the promotion keeps a second fp32 fragment, so warp tiles stay
+// at <= 32 x 32 (64 accumulator registers).
+constexpr Tile kMmaTiles[] = {
+  // block_m block_n warp_m warp_n      warps
+  {  16,      64,     16,    16 },  // 4: small M, weight-bandwidth bound
+  {  16,     128,     16,    32 },  // 4
+  {  32,     128,     32,    32 },  // 4
+  {  64,      64,     32,    32 },  // 4
+  {  64,     128,     32,    32 },  // 8
+  { 128,      64,     32,    32 },  // 8
+  { 128,     128,     32,    32 },  // 16
+};
+constexpr int kMmaStages[] = {2, 3, 4};
+// wgmma (sm_90a): one warpgroup per 64 rows spanning block_n; K tiles of 128 bytes, 128-byte swizzled.
+constexpr Tile kWgmmaTiles[] = {
+  {  64,      64,     64,    64 },
+  {  64,     128,     64,   128 },
+  { 128,      64,     64,    64 },
+  { 128,     128,     64,   128 },
+};
+constexpr int kWgmmaStages[] = {3, 4, 5};
+// skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 512 x unroll.
+constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
+constexpr Tile kSkinnyTiles[] = {
+  {   0,       8,      0,     2 },  // 4 warps, unroll 1
+  {   0,      16,      0,     4 },  // 4 warps, unroll 1
+  {   0,      16,      0,     2 },  // 8 warps, unroll 2
+  {   0,      32,      0,     4 },  // 8 warps, unroll 2
+};
+constexpr int kSkinnyUnroll[] = {1, 1, 2, 2};
+constexpr Tile kSimtTiles[] = {
+  {  16,      64,     16,    16 },
+  {  64,      64,     32,    32 },
+};
+constexpr int kSplits[] = {1, 2, 3, 4, 6, 8};
+// clang-format on
+}  // namespace
+
+std::vector<Config> enumerate() {
+  std::vector<Config> out;
+  auto add = [&](const Tile& t, int block_k, int stages, Math math, int split) {
+    out.push_back(Config{t.block_m, t.block_n, block_k, t.warp_m, t.warp_n, stages, math, split});
+  };
+  for (const Tile& t : kMmaTiles)
+    for (int s : kMmaStages)
+      for (int sk : kSplits) add(t, 128, s, Math::kTensorCore, sk);
+  for (const Tile& t : kWgmmaTiles)
+    for (int s : kWgmmaStages)
+      for (int sk : kSplits) add(t, 128, s, Math::kWgmma, sk);
+  for (int rows : kSkinnyRows)
+    for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
+      for (int sk : kSplits)
+        add(Tile{rows, kSkinnyTiles[i].block_n, rows, kSkinnyTiles[i].warp_n}, 512 * kSkinnyUnroll[i], 1, Math::kSkinny, sk);
+  for (const Tile& t : kSimtTiles)
+    for (int sk : {1, 2, 4}) add(t, 128, 2, Math::kSimt, sk);
+  return out;
+}
+
+static std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::int64_t k_per_split(const Problem& p, const Config& c) {
+  return ceil_div(ceil_div(p.k, c.split_k), kScaleBlock) * kScaleBlock;
+}
+
+/// The sm_XX number of an NVIDIA arch ("sm_90a" -> 90), 0 for others.
+static int sm_version(const std::string& arch) {
+  return arch.rfind("sm_", 0) == 0 ? std::atoi(arch.c_str() + 3) : 0;
+}
+
+std::optional<std::string> why_unsupported(const Problem& p, const Config& c, const Target& t) {
+  if (p.m <= 0 || p.n <= 0 || p.k <= 0) return "M, N and K must be positive";
+  if (p.out != gemm::DType::kBf16) return "output must be bf16 (got " + gemm::to_string(p.out) + ")";
+  if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
+  if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
+  if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma))
+    return "e4m3fnuz is an AMD format: NVIDIA fp8 tensor cores take e4m3fn (the simt and skinny paths decode it)";
+  if (c.math == Math::kSkinny && p.m > c.block_m)
+    return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
+  if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
+  if (t.max_smem_per_block > 0 && c.shared_bytes() > t.max_smem_per_block)
+    return "needs " + std::to_string(c.shared_bytes()) + " B of shared memory, target has " +
+           std::to_string(t.max_smem_per_block);
+  if (c.math == Math::kWgmma && t.nvidia && t.arch != "sm_90a") return "wgmma needs sm_90a (target " + t.arch + ")";
+  if (c.math == Math::kTensorCore && t.nvidia && sm_version(t.arch) < 89)
+    return "fp8 mma.sync needs sm_89 or later (target " + t.arch + ")";
+  if (c.split_k > 1) {
+    const std::int64_t kps = k_per_split(p, c);
+    if (ceil_div(p.k, kps) != c.split_k)
+      return "split-K " + std::to_string(c.split_k) + " leaves empty splits for K=" + std::to_string(p.k) +
+             " in whole scale blocks of 128";
+    const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
+    // NOTE: split-K pays while the output tiles fill few waves; beyond that it only adds partial traffic.
+    if (t.cu_count > 0 && tiles >= 4 * static_cast<std::int64_t>(t.cu_count))
+      return "split-K only pays when output tiles (" + std::to_string(tiles) + ") < 4x CUs (" + std::to_string(t.cu_count) + ")";
+    if (t.cu_count > 0 && tiles * c.split_k > 8 * static_cast<std::int64_t>(t.cu_count))
+      return "split-K " + std::to_string(c.split_k) + " oversubscribes the CUs";
+  }
+  return std::nullopt;
+}
+
+std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
+  std::vector<BufferBound> b = {{"A", p.m * p.k - 1},
+                                {"B", p.n * p.k - 1},
+                                {"C", p.m * p.n - 1},
+                                {"a_scale", p.m * p.scale_k() - 1},
+                                {"b_scale", p.scale_n() * p.scale_k() - 1}};
+  if (c.split_k > 1) b.push_back({"workspace", c.split_k * p.m * p.n - 1});
+  return b;
+}
+
+std::vector<KernelSource> kernels(const Config& c, int index_bits) {
+  KernelSource k;
+  k.family = kFamily;
+  k.source = "#include \"gemm_fp8_blockscale.h\"\n";
+  k.parameters = "tt::Fp8GemmArgs";
+  const std::string index = index_bits == 64 ? "long long" : "int";
+  auto list = [](std::initializer_list<int> v) {
+    std::string s;
+    for (int x : v) s += std::to_string(x) + ", ";
+    return s;
+  };
+  if (c.math == Math::kSkinny)
+    k.name_expression = "tt::gemm_fp8_blockscale_skinny<" + list({c.block_m, c.block_n, c.warp_n, c.block_k / 512}) + index + ">";
+  else
+    k.name_expression = "tt::gemm_fp8_blockscale<" +
+                        list({c.block_m, c.block_n, c.warp_m, c.warp_n, c.stages, static_cast<int>(c.math)}) + index + ">";
+  return {k};
+}
+
+Tolerance tolerance(Fp8) {
+  return Tolerance{kToleranceFp8Block128.rtol, kToleranceFp8Block128.atol_rms, kToleranceFp8Block128.max_rel_l2};
+}
+
+}  // namespace tunetab::gemm_fp8

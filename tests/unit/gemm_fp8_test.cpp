@@ -1,0 +1,243 @@
+// gemm_fp8_blockscale host side: fp8 codes, config space and constraints, operands and the reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "kernels/gemm_fp8/gemm_fp8.h"
+#include "tuner/error.h"
+
+using namespace tunetab;
+using gemm_fp8::Fp8;
+
+namespace {
+
+/// The e4m3 value of a code by the formats' definitions, written independently of fp8_to_float:
+/// fn (OCP): bias 7, S.1111.111 NaN; fnuz: bias 8, 0x80 NaN.
+double expected_value(int code, Fp8 f) {
+  const bool fnuz = f == Fp8::kE4m3fnuz;
+  const int s = code >> 7, e = (code >> 3) & 15, m = code & 7;
+  if (fnuz && code == 0x80) return NAN;
+  if (!fnuz && e == 15 && m == 7) return NAN;
+  const int bias = fnuz ? 8 : 7;
+  const double mag = e == 0 ? (m / 8.0) * std::pow(2.0, 1 - bias) : (1 + m / 8.0) * std::pow(2.0, e - bias);
+  return s ? -mag : mag;
+}
+
+}  // namespace
+
+TEST(GemmFp8Codes, DecodeMatchesTheFormatDefinitionForAll256Codes) {
+  for (Fp8 f : {Fp8::kE4m3fn, Fp8::kE4m3fnuz})
+    for (int c = 0; c < 256; ++c) {
+      const double want = expected_value(c, f);
+      const float got = gemm_fp8::fp8_to_float(static_cast<std::uint8_t>(c), f);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << gemm_fp8::to_string(f) << " code " << c;
+      } else {
+        EXPECT_EQ(static_cast<double>(got), want) << gemm_fp8::to_string(f) << " code " << c;
+        EXPECT_EQ(std::signbit(got), std::signbit(want)) << gemm_fp8::to_string(f) << " code " << c;
+      }
+    }
+  // Landmarks from the OCP FP8 spec and AMD's fnuz.
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0x7e, Fp8::kE4m3fn), 448.0f);
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0x38, Fp8::kE4m3fn), 1.0f);
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0xb8, Fp8::kE4m3fn), -1.0f);
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0x01, Fp8::kE4m3fn), std::ldexp(1.0f, -9));
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0x7f, Fp8::kE4m3fnuz), 240.0f);
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0x40, Fp8::kE4m3fnuz), 1.0f);
+  EXPECT_EQ(gemm_fp8::fp8_to_float(0x01, Fp8::kE4m3fnuz), std::ldexp(1.0f, -10));
+  EXPECT_TRUE(std::isnan(gemm_fp8::fp8_to_float(0x80, Fp8::kE4m3fnuz)));
+  EXPECT_TRUE(std::isnan(gemm_fp8::fp8_to_float(0xff, Fp8::kE4m3fn)));
+}
+
+TEST(GemmFp8Codes, EncodeRoundTripsEveryCodeRoundsTiesToEvenAndSaturates) {
+  for (Fp8 f : {Fp8::kE4m3fn, Fp8::kE4m3fnuz}) {
+    const std::string fmt = gemm_fp8::to_string(f);
+    for (int c = 0; c < 256; ++c) {
+      const float v = gemm_fp8::fp8_to_float(static_cast<std::uint8_t>(c), f);
+      if (std::isnan(v)) continue;
+      EXPECT_EQ(gemm_fp8::float_to_fp8(v, f), c) << fmt << " code " << c;
+    }
+    // Between neighbouring positive codes: below the midpoint the lower one, above it the upper, at it the
+    // one with an even mantissa.
+    const int top = f == Fp8::kE4m3fnuz ? 0x7f : 0x7e;
+    for (int c = 0; c < top; ++c) {
+      const double lo = gemm_fp8::fp8_to_float(static_cast<std::uint8_t>(c), f);
+      const double hi = gemm_fp8::fp8_to_float(static_cast<std::uint8_t>(c + 1), f);
+      const double mid = (lo + hi) / 2, eps = (hi - lo) / 16;
+      EXPECT_EQ(gemm_fp8::float_to_fp8(static_cast<float>(mid - eps), f), c) << fmt << " code " << c;
+      EXPECT_EQ(gemm_fp8::float_to_fp8(static_cast<float>(mid + eps), f), c + 1) << fmt << " code " << c;
+      EXPECT_EQ(gemm_fp8::float_to_fp8(static_cast<float>(mid), f), c % 2 == 0 ? c : c + 1) << fmt << " tie at code " << c;
+      EXPECT_EQ(gemm_fp8::float_to_fp8(static_cast<float>(-(mid + eps)), f), (c + 1) | 0x80) << fmt << " code " << c;
+    }
+    EXPECT_EQ(gemm_fp8::float_to_fp8(1e6f, f), top) << fmt;
+    EXPECT_EQ(gemm_fp8::float_to_fp8(-1e6f, f), top | 0x80) << fmt;
+    EXPECT_EQ(gemm_fp8::float_to_fp8(NAN, f), f == Fp8::kE4m3fnuz ? 0x80 : 0x7f) << fmt;
+    EXPECT_EQ(gemm_fp8::float_to_fp8(1e-9f, f), 0) << fmt;
+  }
+  EXPECT_EQ(gemm_fp8::float_to_fp8(-1e-9f, Fp8::kE4m3fnuz), 0);  // no negative zero: 0x80 is fnuz's NaN
+  EXPECT_EQ(gemm_fp8::float_to_fp8(-1e-9f, Fp8::kE4m3fn), 0x80);
+}
+
+TEST(GemmFp8Codes, DtypeNamesAndNativeFormats) {
+  EXPECT_EQ(gemm_fp8::fp8_from_string("e4m3fnuz"), Fp8::kE4m3fnuz);
+  EXPECT_EQ(gemm_fp8::fp8_from_string("torch.float8_e4m3fn"), Fp8::kE4m3fn);
+  EXPECT_EQ(gemm_fp8::to_torch(Fp8::kE4m3fnuz), "torch.float8_e4m3fnuz");
+  EXPECT_THROW(gemm_fp8::fp8_from_string("e5m2"), Error);
+  EXPECT_EQ(gemm_fp8::native_fp8("gfx942"), Fp8::kE4m3fnuz);
+  EXPECT_EQ(gemm_fp8::native_fp8("gfx950"), Fp8::kE4m3fn);
+  EXPECT_EQ(gemm_fp8::native_fp8("sm_90a"), Fp8::kE4m3fn);
+}
+
+TEST(GemmFp8Config, NamesRoundTripAndTheSpaceHasNoDuplicates) {
+  std::set<std::string> names;
+  for (const auto& c : gemm_fp8::enumerate()) {
+    EXPECT_EQ(gemm_fp8::Config::from_name(c.name()), c) << c.name();
+    EXPECT_TRUE(names.insert(c.name()).second) << "duplicate " << c.name();
+    EXPECT_LE(c.threads(), 1024) << c.name();
+    EXPECT_EQ(c.threads() % 32, 0) << c.name();
+  }
+  EXPECT_GT(names.size(), 200u);
+  EXPECT_EQ(gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk2").threads(), 256);
+  EXPECT_THROW(gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgws_sk2"), Error);
+  EXPECT_THROW(gemm_fp8::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1"), Error);  // a bf16 name
+}
+
+TEST(GemmFp8Config, KeysSayTheFormat) {
+  gemm_fp8::Problem p{304, 3072, 1536};
+  EXPECT_EQ(p.key(), "m=304,n=3072,k=1536,in=e4m3fn,out=bf16,scale=1x128x128");
+  p.in = Fp8::kE4m3fnuz;
+  EXPECT_EQ(p.to_json().at("in"), "e4m3fnuz");
+  EXPECT_EQ(p.scale_k(), 12);
+  EXPECT_EQ(p.scale_n(), 24);
+  EXPECT_EQ(p.min_bytes(), 304 * 1536 + 3072 * 1536 + 4 * (304 + 24) * 12 + 2 * 304 * 3072);
+}
+
+TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
+  const Target sm90 = Target::from_arch("sm_90a");
+  const Target gfx942 = Target::from_arch("gfx942");
+  const auto wgmma = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk1");
+  const auto mma = gemm_fp8::Config::from_name("m64n64k128_w32x32_s3_mma_sk1");
+  const auto simt = gemm_fp8::Config::from_name("m16n64k128_w16x16_s2_simt_sk1");
+  const auto skinny = gemm_fp8::Config::from_name("m1n8k512_w1x2_s1_skinny_sk1");
+  gemm_fp8::Problem p{304, 3072, 1536};
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, wgmma, sm90));
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, mma, sm90));
+  // fnuz: the tensor cores take e4m3fn only; the software-decode paths serve it anywhere.
+  p.in = Fp8::kE4m3fnuz;
+  EXPECT_NE(gemm_fp8::why_unsupported(p, wgmma, sm90).value_or("").find("e4m3fnuz"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported(p, mma, sm90).value_or("").find("e4m3fnuz"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, simt, sm90));
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, mma, gfx942));
+  // 64 KiB of LDS on gfx942: the 128 x 128 x 4-stage tiles do not fit.
+  EXPECT_NE(gemm_fp8::why_unsupported(p, wgmma, gfx942).value_or("").find("shared memory"), std::string::npos);
+  p.in = Fp8::kE4m3fn;
+  EXPECT_NE(gemm_fp8::why_unsupported(p, wgmma, Target::from_arch("sm_80")).value_or("").find("sm_90a"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 256}, mma, Target::from_arch("sm_80")).value_or("").find("sm_89"),
+            std::string::npos);
+  // K in 16-byte vectors; skinny only up to its rows; split-K in whole scale blocks.
+  EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 200}, mma, sm90).value_or("").find("multiple of 16"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({2, 64, 256}, skinny, sm90).value_or("").find("M <= 1"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({1, 3072, 1536}, skinny, sm90));
+  auto split3 = mma;
+  split3.split_k = 3;
+  EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 256}, split3, sm90).value_or("").find("empty splits"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({16, 64, 384}, split3, sm90));
+  EXPECT_EQ(gemm_fp8::k_per_split({16, 64, 400}, split3), 256);  // ceil(400/3) = 134 -> 256: 2 splits only
+  split3.split_k = 2;
+  EXPECT_EQ(gemm_fp8::k_per_split({16, 64, 400}, split3), 256);
+}
+
+TEST(GemmFp8Config, MOneIsServedOnEveryTarget) {
+  for (const char* arch : {"sm_90a", "gfx90a", "gfx942", "gfx950"}) {
+    Target t = Target::from_arch(arch);
+    t.cu_count = 132;
+    gemm_fp8::Problem p{1, 3072, 1536, gemm_fp8::native_fp8(arch)};
+    int served = 0;
+    for (const auto& c : gemm_fp8::enumerate()) served += gemm_fp8::why_unsupported(p, c, t) ? 0 : 1;
+    EXPECT_GT(served, 20) << arch;
+  }
+}
+
+TEST(GemmFp8Config, IndexBoundsPickTheWideInstance) {
+  const auto c = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk2");
+  EXPECT_EQ(required_index_bits(gemm_fp8::index_bounds({4096, 3072, 1536}, c)), 32);
+  // A: 2^20 rows x 4096 = 2^32 elements.
+  EXPECT_EQ(required_index_bits(gemm_fp8::index_bounds({1 << 20, 512, 4096}, c)), 64);
+  const auto k32 = gemm_fp8::kernels(c, 32), k64 = gemm_fp8::kernels(c, 64);
+  ASSERT_EQ(k32.size(), 1u);
+  EXPECT_EQ(k32[0].name_expression, "tt::gemm_fp8_blockscale<128, 128, 64, 128, 4, 2, int>");
+  EXPECT_EQ(k64[0].name_expression, "tt::gemm_fp8_blockscale<128, 128, 64, 128, 4, 2, long long>");
+  EXPECT_EQ(gemm_fp8::kernels(gemm_fp8::Config::from_name("m4n32k1024_w4x4_s1_skinny_sk3"), 32)[0].name_expression,
+            "tt::gemm_fp8_blockscale_skinny<4, 32, 4, 2, int>");
+  // Split-K is run-time: the same code object for every split count.
+  auto c1 = c;
+  c1.split_k = 1;
+  EXPECT_EQ(gemm_fp8::kernels(c1, 32)[0].name_expression, k32[0].name_expression);
+}
+
+TEST(GemmFp8Reference, OperandsAreBlockQuantizedNeverZeroAndMixedInSign) {
+  for (Fp8 f : {Fp8::kE4m3fn, Fp8::kE4m3fnuz}) {
+    const gemm_fp8::Problem p{7, 300, 272, f};  // ragged N and K blocks
+    const auto o = gemm_fp8::random_operands(p, 11);
+    ASSERT_EQ(o.a.size(), 7u * 272);
+    ASSERT_EQ(o.a_scale.size(), 7u * 3);
+    ASSERT_EQ(o.b_scale.size(), 3u * 3);
+    int negative = 0;
+    for (auto q : o.a) {
+      EXPECT_NE(q & 0x7f, 0);
+      EXPECT_FALSE(std::isnan(gemm_fp8::fp8_to_float(q, f)));
+      negative += (q & 0x80) ? 1 : 0;
+    }
+    for (auto q : o.b) EXPECT_NE(q & 0x7f, 0);
+    EXPECT_GT(negative, 7 * 272 / 3);
+    // scale = amax / max: each group's largest code is the format's max.
+    for (std::int64_t r = 0; r < p.m; ++r)
+      for (std::int64_t kb = 0; kb < p.scale_k(); ++kb) {
+        float amax = 0;
+        for (std::int64_t k = kb * 128; k < std::min<std::int64_t>(p.k, kb * 128 + 128); ++k)
+          amax = std::max(amax, std::fabs(gemm_fp8::fp8_to_float(o.a[r * p.k + k], f)));
+        EXPECT_EQ(amax, gemm_fp8::fp8_max(f)) << r << "," << kb;
+        EXPECT_GT(o.a_scale[r * p.scale_k() + kb], 0.f);
+      }
+    std::set<float> scales(o.b_scale.begin(), o.b_scale.end());
+    EXPECT_GT(scales.size(), 3u);  // block magnitudes differ, so a misplaced scale shows
+  }
+}
+
+TEST(GemmFp8Reference, MatchesANaiveBlockByBlockLoop) {
+  for (Fp8 f : {Fp8::kE4m3fn, Fp8::kE4m3fnuz})
+    for (const gemm_fp8::Problem& shape : {gemm_fp8::Problem{1, 8, 16}, gemm_fp8::Problem{5, 130, 272}, gemm_fp8::Problem{33, 257, 400}}) {
+      gemm_fp8::Problem p = shape;
+      p.in = f;
+      const auto o = gemm_fp8::random_operands(p, 42 + p.m);
+      const auto ref = gemm_fp8::reference_gemm(p, o);
+      ASSERT_EQ(ref.size(), static_cast<std::size_t>(p.m * p.n));
+      double err = 0, norm = 0;
+      for (std::int64_t m = 0; m < p.m; ++m)
+        for (std::int64_t n = 0; n < p.n; ++n) {
+          // The kernels' formulation: per 128 of K, the raw fp8 dot product, then both scales.
+          double c = 0;
+          for (std::int64_t kb = 0; kb < p.scale_k(); ++kb) {
+            double dot = 0;
+            for (std::int64_t k = kb * 128; k < std::min<std::int64_t>(p.k, kb * 128 + 128); ++k)
+              dot += static_cast<double>(gemm_fp8::fp8_to_float(o.a[m * p.k + k], f)) * gemm_fp8::fp8_to_float(o.b[n * p.k + k], f);
+            c += dot * o.a_scale[m * p.scale_k() + kb] * o.b_scale[(n / 128) * p.scale_k() + kb];
+          }
+          err += (c - ref[m * p.n + n]) * (c - ref[m * p.n + n]);
+          norm += c * c;
+        }
+      EXPECT_GT(norm, 0);
+      EXPECT_LT(std::sqrt(err / norm), 1e-5) << p.key();
+      // The comparison the runner uses passes the reference against itself rounded to bf16, and fails a
+      // result with one block's scale dropped.
+      std::vector<std::uint16_t> out(ref.size());
+      for (std::size_t i = 0; i < ref.size(); ++i) out[i] = gemm::float_to_bf16(ref[i]);
+      EXPECT_TRUE(gemm_fp8::compare(out, ref, gemm_fp8::tolerance(f)).passed) << p.key();
+      auto wrong = o;
+      wrong.b_scale[0] *= 2;
+      const auto bad = gemm_fp8::reference_gemm(p, wrong);
+      for (std::size_t i = 0; i < ref.size(); ++i) out[i] = gemm::float_to_bf16(bad[i]);
+      EXPECT_FALSE(gemm_fp8::compare(out, ref, gemm_fp8::tolerance(f)).passed) << p.key();
+    }
+}
