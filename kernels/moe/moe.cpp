@@ -1,0 +1,415 @@
+#include "kernels/moe/moe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <numeric>
+#include <regex>
+
+#include "tuner/error.h"
+#include "tuner/names.h"
+
+namespace tunetab::moe {
+
+namespace {
+const std::pair<Quant, const char*> kQuantNames[] = {
+    {Quant::kBf16, "bf16"}, {Quant::kFp8, "fp8"}, {Quant::kFp8Fnuz, "fp8fnuz"}};
+const std::pair<Routing, const char*> kRoutingNames[] = {{Routing::kBalanced, "balanced"}, {Routing::kSkewed, "skewed"}};
+const std::pair<Math, const char*> kMathNames[] = {{Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}};
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+bool fp8(Quant q) { return q != Quant::kBf16; }
+}  // namespace
+
+std::string to_string(Quant q) { return name_of(kQuantNames, q); }
+Quant quant_from_string(const std::string& s) { return value_named(kQuantNames, s, "fused-MoE quant"); }
+std::string to_torch(Quant q) {
+  switch (q) {
+    case Quant::kBf16: return "torch.bfloat16";
+    case Quant::kFp8: return "torch.float8_e4m3fn";
+    case Quant::kFp8Fnuz: return "torch.float8_e4m3fnuz";
+  }
+  return "?";
+}
+std::string to_string(Routing r) { return name_of(kRoutingNames, r); }
+Routing routing_from_string(const std::string& s) { return value_named(kRoutingNames, s, "routing"); }
+
+std::string Problem::key() const {
+  return "m=" + std::to_string(m) + ",model_dim=" + std::to_string(model_dim) + ",inter_dim=" + std::to_string(inter_dim) +
+         ",experts=" + std::to_string(experts) + ",topk=" + std::to_string(topk) + ",act=silu,g1u1=1,quant=" +
+         to_string(quant) + ",routing=" + to_string(routing);
+}
+
+nlohmann::json Problem::to_json() const {
+  return {{"m", m},         {"model_dim", model_dim}, {"inter_dim", inter_dim},          {"experts", experts},
+          {"topk", topk},   {"act", "silu"},          {"g1u1", true},                    {"quant", to_string(quant)},
+          {"routing", to_string(routing)}};
+}
+
+Problem Problem::from_json(const nlohmann::json& j) {
+  Problem p;
+  try {
+    p.m = j.at("m").get<std::int64_t>();
+    p.model_dim = j.at("model_dim").get<std::int64_t>();
+    p.inter_dim = j.at("inter_dim").get<std::int64_t>();
+    p.experts = j.at("experts").get<std::int64_t>();
+    p.topk = j.at("topk").get<std::int64_t>();
+    p.quant = quant_from_string(j.value("quant", std::string("bf16")));
+    p.routing = routing_from_string(j.value("routing", std::string("balanced")));
+  } catch (const nlohmann::json::exception& e) {
+    throw_input("fused_moe problem " + j.dump() + ": " + e.what());
+  }
+  if (j.value("act", std::string("silu")) != "silu") throw_input("fused_moe problem " + j.dump() + ": act must be silu");
+  if (!j.value("g1u1", true)) throw_input("fused_moe problem " + j.dump() + ": only gate+up fused (g1u1) is implemented");
+  return p;
+}
+
+std::int64_t Problem::weight_bytes() const {
+  const std::int64_t e = fp8(quant) ? 1 : 2;
+  std::int64_t b = experts * 3 * inter_dim * model_dim * e;
+  if (fp8(quant)) b += experts * (ceil_div(2 * inter_dim, 128) * ceil_div(model_dim, 128) + ceil_div(model_dim, 128) * ceil_div(inter_dim, 128)) * 4;
+  return b;
+}
+
+std::int64_t Problem::min_bytes() const { return weight_bytes() + 2 * m * model_dim * 2 + rows() * 8; }
+
+int Config::shared_bytes(int stage) const {
+  const int ea = (stage == 1 && fp8(quant)) ? 1 : 2, eb = fp8(quant) ? 1 : 2;
+  const int bn = stage == 1 ? block_n1 : block_n2;
+  const int halves = stage == 1 ? 2 : 1;
+  return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
+}
+
+std::string Config::name() const {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "%s_m%dw%d_n%dx%d_k%d_s%d_%s_sk%d", to_string(quant).c_str(), block_m, warp_m, block_n1,
+                block_n2, block_k, stages, name_of(kMathNames, math).c_str(), split_k);
+  return buf;
+}
+
+Config Config::from_name(const std::string& name) {
+  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt)_sk(\d+))");
+  std::smatch mt;
+  if (!std::regex_match(name, mt, re))
+    throw_input("kernel name '" + name +
+                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt>_sk<SK>)");
+  Config c;
+  c.quant = quant_from_string(mt[1]);
+  c.block_m = std::stoi(mt[2]);
+  c.warp_m = std::stoi(mt[3]);
+  c.block_n1 = std::stoi(mt[4]);
+  c.block_n2 = std::stoi(mt[5]);
+  c.block_k = std::stoi(mt[6]);
+  c.stages = std::stoi(mt[7]);
+  c.math = value_named(kMathNames, mt[8], "math");
+  c.split_k = std::stoi(mt[9]);
+  return c;
+}
+
+nlohmann::json Config::to_json() const {
+  return {{"quant", to_string(quant)}, {"block_m", block_m}, {"warp_m", warp_m},   {"block_n1", block_n1},
+          {"block_n2", block_n2},      {"block_k", block_k}, {"stages", stages},   {"math", name_of(kMathNames, math)},
+          {"split_k", split_k}};
+}
+
+namespace {
+struct MTile {
+  int block_m, warp_m;
+};
+// clang-format off
+// Four warps per CTA; block_m / warp_m of them along M, the rest along N.
+constexpr MTile kMTiles[] = {
+  // block_m warp_m   warps m x n
+  {  16,      16 },  // 1 x 4: decode; every expert's weights streamed by many narrow CTAs
+  {  32,      16 },  // 2 x 2
+  {  64,      32 },  // 2 x 2
+  { 128,      32 },  // 4 x 1
+};
+constexpr int kN1[] = {32, 64, 128};    // stage-1 columns of inter_dim (gate and up each)
+constexpr int kN2[] = {64, 128};        // stage-2 columns of model_dim
+constexpr int kStages[] = {3, 4};      // mma; the portable path runs 2
+constexpr int kSplits[] = {1, 2, 4};    // stage-2 split of inter_dim
+// clang-format on
+}  // namespace
+
+std::vector<Config> enumerate() {
+  std::vector<Config> out;
+  for (Quant q : {Quant::kBf16, Quant::kFp8, Quant::kFp8Fnuz}) {
+    // NOTE: one K tile per dtype keeps the jit space (every stage kernel x 2 index widths) near 140 code
+    // objects per width; FP8's is its 128-wide scale block.
+    const std::vector<int> ks = fp8(q) ? std::vector<int>{128} : std::vector<int>{64};
+    for (const MTile& t : kMTiles)
+      for (int n1 : kN1)
+        for (int n2 : kN2)
+          for (int k : ks)
+            for (int s : kStages)
+              for (int sk : kSplits) {
+                Config c{q, t.block_m, t.warp_m, n1, n2, k, s, Math::kTensorCore, sk};
+                // Keep the accumulators in registers: gate + up (x2 with FP8's per-tile partials).
+                const int acc1 = (c.warp_m / 16) * (n1 / c.warps_n() / 8) * 4 * 2 * (fp8(q) ? 2 : 1);
+                const int acc2 = (c.warp_m / 16) * (n2 / c.warps_n() / 8) * 4 * (fp8(q) ? 2 : 1);
+                if (n1 % (c.warps_n() * 8) || n2 % (c.warps_n() * 8) || acc1 > 128 || acc2 > 128) continue;
+                out.push_back(c);
+              }
+    // The portable path, a few shapes (it is what AMD targets run today).
+    for (const MTile& t : {kMTiles[0], kMTiles[2]})
+      for (int sk : {1, 2}) out.push_back(Config{q, t.block_m, t.warp_m, 64, 64, fp8(q) ? 128 : 64, 2, Math::kSimt, sk});
+  }
+  return out;
+}
+
+std::int64_t max_padded_rows(const Problem& p, int block_m) {
+  // Each expert with c slots takes ceil(c / block_m) * block_m rows: at most rows + experts * (block_m - 1),
+  // and never more than the experts' blocks when every slot sits alone.
+  const std::int64_t experts_hit = std::min(p.experts, p.rows());
+  return ceil_div(p.rows() + experts_hit * (block_m - 1), block_m) * block_m;
+}
+
+std::int64_t max_blocks(const Problem& p, int block_m) { return max_padded_rows(p, block_m) / block_m; }
+
+std::int64_t k_per_split(const Problem& p, const Config& c) {
+  return ceil_div(ceil_div(p.inter_dim, c.split_k), c.block_k) * c.block_k;
+}
+
+std::optional<std::string> why_unsupported(const Problem& p, const Config& c, const Target& t) {
+  if (p.m <= 0 || p.model_dim <= 0 || p.inter_dim <= 0 || p.experts <= 0 || p.topk <= 0)
+    return "tokens, model_dim, inter_dim, experts and topk must be positive";
+  if (p.topk > p.experts) return "topk (" + std::to_string(p.topk) + ") exceeds the experts (" + std::to_string(p.experts) + ")";
+  if (p.experts > 1024) return "the align kernel holds at most 1024 experts";
+  if (c.quant != p.quant) return "config is for " + to_string(c.quant) + ", problem is " + to_string(p.quant);
+  if (p.model_dim % 8 || p.inter_dim % 8) return "model_dim and inter_dim must be multiples of 8";
+  if (fp8(p.quant) && (p.model_dim % 128 || p.inter_dim % 128))
+    return "FP8 per-1x128 needs model_dim and inter_dim to be multiples of 128";
+  if (p.rows() + p.experts * static_cast<std::int64_t>(c.block_m) > 0x7fffffff) return "sorted rows must fit in int32";
+  if (max_blocks(p, c.block_m) > 65535) return "sorted blocks (" + std::to_string(max_blocks(p, c.block_m)) + ") exceed the grid's y limit";
+  const int halves_n1 = c.warps_n() * 8;
+  if (c.block_m % c.warp_m || c.warp_m % 16 || Config::kWarps % c.warps_m()) return "block_m / warp_m must divide 4 warps";
+  if (c.block_n1 % halves_n1 || c.block_n2 % halves_n1) return "N tiles must split into 8-column warp tiles";
+  if (fp8(c.quant) && c.block_k != 128) return "FP8 needs block_k 128 (one scale block per K tile)";
+  if (fp8(c.quant) && (128 % c.block_n1 || 128 % c.block_n2)) return "FP8 N tiles must divide the 128-row scale blocks";
+  if (c.block_k % 32 || c.stages < 2) return "block_k must be a multiple of 32 and stages >= 2";
+  if (t.max_smem_per_block > 0 && std::max(c.shared_bytes(1), c.shared_bytes(2)) > t.max_smem_per_block)
+    return "needs " + std::to_string(std::max(c.shared_bytes(1), c.shared_bytes(2))) + " B of shared memory, target has " +
+           std::to_string(t.max_smem_per_block);
+  if (c.split_k < 1) return "split-K must be >= 1";
+  if (c.split_k > 1) {
+    const std::int64_t kps = k_per_split(p, c);
+    if (ceil_div(p.inter_dim, kps) != c.split_k)
+      return "split-K " + std::to_string(c.split_k) + " leaves empty splits for inter_dim=" + std::to_string(p.inter_dim);
+    const std::int64_t tiles = max_blocks(p, c.block_m) * ceil_div(p.model_dim, c.block_n2);
+    // NOTE: as the GEMM: split-K only pays while stage 2's tiles fill few waves.
+    if (t.cu_count > 0 && tiles >= 4 * static_cast<std::int64_t>(t.cu_count))
+      return "split-K only pays when stage-2 tiles (" + std::to_string(tiles) + ") < 4x CUs (" + std::to_string(t.cu_count) + ")";
+  }
+  return std::nullopt;
+}
+
+std::size_t workspace_bytes(const Problem& p, const Config& c) {
+  return static_cast<std::size_t>(std::max(1, c.split_k)) * static_cast<std::size_t>(p.rows() * p.model_dim) * 4;
+}
+
+std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
+  const std::int64_t rows = p.rows();
+  std::vector<BufferBound> b = {
+      {"hidden", p.m * p.model_dim - 1},
+      {"w1", p.experts * 2 * p.inter_dim * p.model_dim - 1},
+      {"w2", p.experts * p.model_dim * p.inter_dim - 1},
+      {"inter", rows * p.inter_dim - 1},
+      {"y", c.split_k * rows * p.model_dim - 1},
+      {"out", p.m * p.model_dim - 1},
+      {"sorted_ids", max_padded_rows(p, c.block_m) - 1},
+  };
+  return b;
+}
+
+Pipeline pipeline_layout(const Config& c) {
+  if (fp8(c.quant)) return Pipeline{0, 1, 2, 3, 4};
+  return Pipeline{0, -1, 1, 2, 3};
+}
+
+std::vector<KernelSource> kernels(const Config& c, int index_bits) {
+  const std::string index = index_bits == 64 ? "long long" : "int";
+  std::vector<KernelSource> out;
+  auto add = [&](const char* header, std::string expr, const char* params) {
+    out.push_back(KernelSource{kFamily, std::string("#include \"") + header + "\"\n", std::move(expr), params});
+  };
+  add("moe_route.h", "tt::moe_align<256>", "tt::MoeAlignArgs");
+  if (fp8(c.quant))
+    add("moe_route.h", std::string("tt::moe_quant_a<") + (c.quant == Quant::kFp8Fnuz ? "true" : "false") + ", " + index + ">",
+        "tt::MoeQuantArgs");
+  for (int stage : {1, 2}) {
+    const int bn = stage == 1 ? c.block_n1 : c.block_n2;
+    const int warp_n = bn / c.warps_n();
+    add("moe_gemm.h",
+        "tt::moe_stage<" + std::to_string(stage) + ", " + std::to_string(static_cast<int>(c.quant)) + ", " +
+            std::to_string(c.block_m) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) + ", " +
+            std::to_string(warp_n) + ", " + std::to_string(c.block_k) + ", " + std::to_string(c.stages) + ", " +
+            std::to_string(static_cast<int>(c.math)) + ", " + index + ">",
+        "tt::MoeStageArgs");
+  }
+  add("moe_route.h", "tt::moe_reduce<" + index + ">", "tt::MoeReduceArgs");
+  return out;
+}
+
+Alignment align_cpu(const std::vector<int>& topk_ids, int experts, int block_m) {
+  TUNETAB_ASSERT(experts > 0 && block_m > 0, "experts and block_m must be positive");
+  Alignment a;
+  a.counts.assign(static_cast<std::size_t>(experts), 0);
+  for (int e : topk_ids) {
+    TUNETAB_ASSERT(e >= 0 && e < experts, "expert id out of range");
+    ++a.counts[static_cast<std::size_t>(e)];
+  }
+  std::vector<int> offset(static_cast<std::size_t>(experts) + 1, 0);
+  for (int e = 0; e < experts; ++e)
+    offset[e + 1] = offset[e] + static_cast<int>(ceil_div(a.counts[e], block_m)) * block_m;
+  a.num_padded = offset[experts];
+  const int rows = static_cast<int>(topk_ids.size());
+  a.sorted_ids.assign(static_cast<std::size_t>(a.num_padded), rows);
+  a.expert_ids.assign(static_cast<std::size_t>(a.num_padded / block_m), -1);
+  for (int e = 0; e < experts; ++e)
+    for (int b = offset[e]; b < offset[e + 1]; b += block_m) a.expert_ids[b / block_m] = e;
+  std::vector<int> cursor(offset.begin(), offset.end() - 1);
+  for (int i = 0; i < rows; ++i) a.sorted_ids[cursor[topk_ids[i]]++] = i;
+  return a;
+}
+
+namespace {
+/// splitmix64 stream.
+struct Rng {
+  std::uint64_t s;
+  explicit Rng(std::uint64_t seed) : s(seed * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull) {}
+  std::uint64_t next() {
+    std::uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }
+};
+}  // namespace
+
+RoutingData make_routing(const Problem& p, std::uint64_t seed) {
+  Rng rng(seed ^ 0x7f4a7c159e3779b9ull);
+  const int e = static_cast<int>(p.experts), k = static_cast<int>(p.topk);
+  // Expert popularity: uniform, or Zipf (s = 1.2) over a random ranking of the experts.
+  std::vector<double> weight(static_cast<std::size_t>(e), 1.0);
+  if (p.routing == Routing::kSkewed) {
+    std::vector<int> rank(static_cast<std::size_t>(e));
+    std::iota(rank.begin(), rank.end(), 0);
+    for (int i = e - 1; i > 0; --i) std::swap(rank[i], rank[static_cast<int>(rng.next() % static_cast<std::uint64_t>(i + 1))]);
+    for (int i = 0; i < e; ++i) weight[rank[i]] = 1.0 / std::pow(static_cast<double>(i + 1), 1.2);
+  }
+  RoutingData r;
+  r.topk_ids.reserve(static_cast<std::size_t>(p.rows()));
+  r.topk_weights.reserve(static_cast<std::size_t>(p.rows()));
+  std::vector<double> w(weight.size());
+  for (std::int64_t t = 0; t < p.m; ++t) {
+    // k distinct experts, each drawn with probability proportional to its popularity among those left.
+    w = weight;
+    std::vector<float> logits;
+    for (int j = 0; j < k; ++j) {
+      double total = 0;
+      for (double x : w) total += x;
+      double u = rng.uniform() * total;
+      int pick = e - 1;
+      for (int i = 0; i < e; ++i) {
+        if (w[i] <= 0) continue;
+        if (u < w[i]) {
+          pick = i;
+          break;
+        }
+        u -= w[i];
+      }
+      while (w[pick] <= 0) pick = (pick + e - 1) % e;  // rounding at the end of the scan
+      w[pick] = 0;
+      r.topk_ids.push_back(pick);
+      logits.push_back(static_cast<float>(2.0 * rng.uniform() - 1.0));
+    }
+    // Softmax over the picked logits: positive weights that sum to 1, as a renormalized router gives.
+    const float mx = *std::max_element(logits.begin(), logits.end());
+    float sum = 0;
+    for (float& l : logits) sum += (l = std::exp(l - mx));
+    for (float l : logits) r.topk_weights.push_back(l / sum);
+  }
+  return r;
+}
+
+float e4m3_max(bool fnuz) { return fnuz ? 240.0f : 448.0f; }
+
+float e4m3_to_float(std::uint8_t b, bool fnuz) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(b & 0x80u) << 24;
+  const std::uint32_t e = (b >> 3) & 0xfu, m = b & 7u;
+  std::uint32_t bits;
+  if (e == 0) {
+    const float v = static_cast<float>(m) * (fnuz ? 1.0f / 1024.0f : 1.0f / 512.0f);
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+  } else {
+    bits = sign | ((e + (fnuz ? 119u : 120u)) << 23) | (m << 20);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::uint8_t float_to_e4m3(float x, bool fnuz) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const std::uint32_t sign = (bits >> 24) & 0x80u;
+  const std::uint32_t abits = bits & 0x7fffffffu;
+  float a;
+  std::memcpy(&a, &abits, 4);
+  const std::uint32_t bias = fnuz ? 8u : 7u, max_code = fnuz ? 0x7fu : 0x7eu;
+  std::uint32_t code;
+  if (!(a < e4m3_max(fnuz))) {
+    code = max_code;
+  } else if (abits < ((127u + 1u - bias) << 23)) {
+    code = static_cast<std::uint32_t>(std::nearbyint(a * (fnuz ? 1024.0f : 512.0f)));
+  } else {
+    const std::uint32_t r = (abits + 0x7ffffu + ((abits >> 20) & 1u)) >> 20;
+    code = std::min(r - ((127u - bias) << 3), max_code);
+  }
+  if (fnuz && code == 0) return 0;
+  return static_cast<std::uint8_t>(code | sign);
+}
+
+void quantize_rows_1x128(const std::vector<std::uint16_t>& x, std::int64_t rows, std::int64_t cols, bool fnuz,
+                         std::vector<std::uint8_t>& q, std::vector<float>& scale) {
+  const std::int64_t groups = ceil_div(cols, 128);
+  q.assign(static_cast<std::size_t>(rows * cols), 0);
+  scale.assign(static_cast<std::size_t>(rows * groups), 1.f);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t g = 0; g < groups; ++g) {
+      const std::int64_t c0 = g * 128, c1 = std::min(cols, c0 + 128);
+      float amax = 0;
+      for (std::int64_t c = c0; c < c1; ++c) amax = std::max(amax, std::fabs(gemm::bf16_to_float(x[r * cols + c])));
+      const float s = amax > 0 ? amax / e4m3_max(fnuz) : 1.0f;
+      scale[r * groups + g] = s;
+      for (std::int64_t c = c0; c < c1; ++c) q[r * cols + c] = float_to_e4m3(gemm::bf16_to_float(x[r * cols + c]) / s, fnuz);
+    }
+}
+
+void quantize_blocks_128(const std::vector<std::uint16_t>& x, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                         bool fnuz, std::vector<std::uint8_t>& q, std::vector<float>& scale) {
+  const std::int64_t rb = ceil_div(rows, 128), cb = ceil_div(cols, 128);
+  q.assign(static_cast<std::size_t>(batch * rows * cols), 0);
+  scale.assign(static_cast<std::size_t>(batch * rb * cb), 1.f);
+#pragma omp parallel for collapse(2)
+  for (std::int64_t b = 0; b < batch; ++b)
+    for (std::int64_t i = 0; i < rb; ++i)
+      for (std::int64_t j = 0; j < cb; ++j) {
+        const std::int64_t r1 = std::min(rows, (i + 1) * 128), c1 = std::min(cols, (j + 1) * 128);
+        const std::uint16_t* xb = x.data() + b * rows * cols;
+        float amax = 0;
+        for (std::int64_t r = i * 128; r < r1; ++r)
+          for (std::int64_t c = j * 128; c < c1; ++c) amax = std::max(amax, std::fabs(gemm::bf16_to_float(xb[r * cols + c])));
+        const float s = amax > 0 ? amax / e4m3_max(fnuz) : 1.0f;
+        scale[(b * rb + i) * cb + j] = s;
+        for (std::int64_t r = i * 128; r < r1; ++r)
+          for (std::int64_t c = j * 128; c < c1; ++c)
+            q[b * rows * cols + r * cols + c] = float_to_e4m3(gemm::bf16_to_float(xb[r * cols + c]) / s, fnuz);
+      }
+}
+
+}  // namespace tunetab::moe

@@ -1,0 +1,392 @@
+// Fused MoE: random operands, the Eigen reference, and the device workload (the pipeline's launches).
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/moe/moe.h"
+#include "tuner/error.h"
+
+namespace tunetab::moe {
+
+namespace {
+
+bool fp8(Quant q) { return q != Quant::kBf16; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+/// Uniform [-amp, amp) bf16 values.
+std::vector<std::uint16_t> random_scaled(std::size_t count, std::uint64_t seed, float amp) {
+  std::vector<std::uint16_t> v = gemm::random_bf16(count, seed);
+  for (auto& x : v) x = gemm::float_to_bf16(gemm::bf16_to_float(x) * amp);
+  return v;
+}
+
+float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// Activations as the kernels see them: bf16, or quantized per 1x128 and dequantized.
+RowMajor dequantized_hidden(const Problem& p, const HostOperands& h) {
+  RowMajor a(p.m, p.model_dim);
+  if (!fp8(p.quant)) {
+    for (std::int64_t i = 0; i < p.m * p.model_dim; ++i) a.data()[i] = gemm::bf16_to_float(h.hidden[i]);
+    return a;
+  }
+  std::vector<std::uint8_t> q;
+  std::vector<float> s;
+  const bool fnuz = p.quant == Quant::kFp8Fnuz;
+  quantize_rows_1x128(h.hidden, p.m, p.model_dim, fnuz, q, s);
+  const std::int64_t groups = p.model_dim / 128;
+  for (std::int64_t r = 0; r < p.m; ++r)
+    for (std::int64_t c = 0; c < p.model_dim; ++c)
+      a(r, c) = e4m3_to_float(q[r * p.model_dim + c], fnuz) * s[r * groups + c / 128];
+  return a;
+}
+
+/// Expert e's weight matrix [rows, cols] in float (dequantized with its 128x128 block scales).
+RowMajor expert_weight(const Problem& p, const std::vector<std::uint16_t>& w, const std::vector<std::uint8_t>& wq,
+                       const std::vector<float>& ws, std::int64_t e, std::int64_t rows, std::int64_t cols) {
+  RowMajor m(rows, cols);
+  const std::int64_t base = e * rows * cols;
+  if (!fp8(p.quant)) {
+    for (std::int64_t i = 0; i < rows * cols; ++i) m.data()[i] = gemm::bf16_to_float(w[base + i]);
+    return m;
+  }
+  const bool fnuz = p.quant == Quant::kFp8Fnuz;
+  const std::int64_t rb = ceil_div(rows, 128), cb = ceil_div(cols, 128);
+#pragma omp parallel for
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c)
+      m(r, c) = e4m3_to_float(wq[base + r * cols + c], fnuz) * ws[(e * rb + r / 128) * cb + c / 128];
+  return m;
+}
+
+}  // namespace
+
+ToleranceSpec tolerance_spec(const Problem& p) { return fp8(p.quant) ? kToleranceFp8Block128 : kToleranceBf16TwoStage; }
+
+gemm::Tolerance tolerance(const Problem& p) {
+  const ToleranceSpec s = tolerance_spec(p);
+  gemm::Tolerance t;
+  t.rtol = s.rtol;
+  t.atol_rms = s.atol_rms;
+  t.max_rel_l2 = s.max_rel_l2;
+  return t;
+}
+
+HostOperands make_operands(const Problem& p, std::uint64_t seed) {
+  HostOperands h;
+  h.hidden = gemm::random_bf16(static_cast<std::size_t>(p.m * p.model_dim), seed);
+  // NOTE: weights scaled by 2/sqrt(fan-in) keep the gate pre-activations O(1): SiLU's curved region.
+  h.w1 = random_scaled(static_cast<std::size_t>(p.experts * 2 * p.inter_dim * p.model_dim), seed ^ 0x5bd1e995ull,
+                       2.0f / std::sqrt(static_cast<float>(p.model_dim)));
+  h.w2 = random_scaled(static_cast<std::size_t>(p.experts * p.model_dim * p.inter_dim), seed ^ 0x1b873593ull,
+                       2.0f / std::sqrt(static_cast<float>(p.inter_dim)));
+  if (fp8(p.quant)) {
+    const bool fnuz = p.quant == Quant::kFp8Fnuz;
+    quantize_blocks_128(h.w1, p.experts, 2 * p.inter_dim, p.model_dim, fnuz, h.w1q, h.w1s);
+    quantize_blocks_128(h.w2, p.experts, p.model_dim, p.inter_dim, fnuz, h.w2q, h.w2s);
+    std::vector<std::uint16_t>().swap(h.w1);
+    std::vector<std::uint16_t>().swap(h.w2);
+  }
+  h.routing = make_routing(p, seed);
+  return h;
+}
+
+std::vector<float> reference_moe(const Problem& p, const HostOperands& h) {
+  const RowMajor a = dequantized_hidden(p, h);
+  const std::int64_t d = p.model_dim, n = p.inter_dim;
+  std::vector<std::vector<std::int64_t>> slots(static_cast<std::size_t>(p.experts));
+  for (std::int64_t s = 0; s < p.rows(); ++s) slots[h.routing.topk_ids[s]].push_back(s);
+  std::vector<double> out(static_cast<std::size_t>(p.m * d), 0.0);
+  for (std::int64_t e = 0; e < p.experts; ++e) {
+    const auto& sl = slots[e];
+    if (sl.empty()) continue;
+    const std::int64_t rows = static_cast<std::int64_t>(sl.size());
+    RowMajor ae(rows, d);
+    for (std::int64_t r = 0; r < rows; ++r) ae.row(r) = a.row(sl[r] / p.topk);
+    const RowMajor hidden = ae * expert_weight(p, h.w1, h.w1q, h.w1s, e, 2 * n, d).transpose();
+    RowMajor inter(rows, n);
+    for (std::int64_t r = 0; r < rows; ++r)
+      for (std::int64_t c = 0; c < n; ++c)
+        inter(r, c) = gemm::bf16_to_float(gemm::float_to_bf16(silu_ref(hidden(r, c)) * hidden(r, n + c)));
+    const RowMajor y = inter * expert_weight(p, h.w2, h.w2q, h.w2s, e, d, n).transpose();
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t t = sl[r] / p.topk;
+      const double w = h.routing.topk_weights[sl[r]];
+      for (std::int64_t c = 0; c < d; ++c) out[t * d + c] += w * static_cast<double>(y(r, c));
+    }
+  }
+  return std::vector<float>(out.begin(), out.end());
+}
+
+std::vector<float> reference_moe_naive(const Problem& p, const HostOperands& h) {
+  const RowMajor a = dequantized_hidden(p, h);
+  const std::int64_t d = p.model_dim, n = p.inter_dim;
+  std::vector<float> out(static_cast<std::size_t>(p.m * d), 0.f);
+  for (std::int64_t t = 0; t < p.m; ++t)
+    for (std::int64_t k = 0; k < p.topk; ++k) {
+      const std::int64_t slot = t * p.topk + k, e = h.routing.topk_ids[slot];
+      const RowMajor w1 = expert_weight(p, h.w1, h.w1q, h.w1s, e, 2 * n, d);
+      const RowMajor w2 = expert_weight(p, h.w2, h.w2q, h.w2s, e, d, n);
+      std::vector<float> inter(static_cast<std::size_t>(n));
+      for (std::int64_t j = 0; j < n; ++j) {
+        double g = 0, u = 0;
+        for (std::int64_t c = 0; c < d; ++c) {
+          g += static_cast<double>(a(t, c)) * w1(j, c);
+          u += static_cast<double>(a(t, c)) * w1(n + j, c);
+        }
+        inter[j] = gemm::bf16_to_float(gemm::float_to_bf16(silu_ref(static_cast<float>(g)) * static_cast<float>(u)));
+      }
+      for (std::int64_t c = 0; c < d; ++c) {
+        double y = 0;
+        for (std::int64_t j = 0; j < n; ++j) y += static_cast<double>(inter[j]) * w2(c, j);
+        out[t * d + c] += h.routing.topk_weights[slot] * static_cast<float>(y);
+      }
+    }
+  return out;
+}
+
+// NOTE: mirror tt::MoeAlignArgs, tt::MoeQuantArgs, tt::MoeStageArgs and tt::MoeReduceArgs (templates/moe_common.h).
+struct AlignArgs {
+  const int* topk_ids;
+  int* sorted_ids;
+  int* expert_ids;
+  int* num_padded;
+  int rows, experts, block_m;
+};
+struct QuantArgs {
+  const void* x;
+  void* q;
+  float* scale;
+  int tokens, dim;
+};
+struct StageArgs {
+  const void* a;
+  const float* a_scale;
+  const void* w;
+  const float* w_scale;
+  const int* sorted_ids;
+  const int* expert_ids;
+  const int* num_padded;
+  const float* topk_weights;
+  void* out;
+  int rows, topk, n, k, k_per_split;
+};
+struct ReduceArgs {
+  const float* y;
+  void* out;
+  int tokens, topk, dim, splits;
+};
+
+Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std::size_t workspace_bytes)
+    : p_(p), capacity_(p) {
+  h_ = make_operands(p, seed);
+  const std::size_t guard =
+      std::clamp<std::size_t>(16 * static_cast<std::size_t>(std::max(p.model_dim, p.inter_dim)) * 4, 64 << 10, 1 << 20);
+  guard_ = guard;
+  const std::size_t rows = static_cast<std::size_t>(p.rows());
+  const std::size_t hidden_bytes = static_cast<std::size_t>(p.m * p.model_dim) * 2;
+  for (int s = 0; s < std::max(1, rotating_sets); ++s) {
+    const std::size_t g = s == 0 ? guard : 0;
+    Set set{DeviceBuffer(hidden_bytes, g), DeviceBuffer(rows * 4, g), DeviceBuffer(rows * 4, g), DeviceBuffer(hidden_bytes, g)};
+    set.hidden.upload(h_.hidden.data(), hidden_bytes);
+    set.topk_ids.upload(h_.routing.topk_ids.data(), rows * 4);
+    set.topk_weights.upload(h_.routing.topk_weights.data(), rows * 4);
+    sets_.push_back(std::move(set));
+  }
+  auto upload = [&](DeviceBuffer& b, const void* data, std::size_t bytes) {
+    b = DeviceBuffer(bytes, guard);
+    b.upload(data, bytes);
+  };
+  if (fp8(p.quant)) {
+    upload(w1_, h_.w1q.data(), h_.w1q.size());
+    upload(w2_, h_.w2q.data(), h_.w2q.size());
+    upload(w1s_, h_.w1s.data(), h_.w1s.size() * 4);
+    upload(w2s_, h_.w2s.data(), h_.w2s.size() * 4);
+    a_q_ = DeviceBuffer(static_cast<std::size_t>(p.m * p.model_dim), guard);
+    a_scale_ = DeviceBuffer(static_cast<std::size_t>(p.m * (p.model_dim / 128)) * 4, guard);
+  } else {
+    upload(w1_, h_.w1.data(), h_.w1.size() * 2);
+    upload(w2_, h_.w2.data(), h_.w2.size() * 2);
+  }
+  // The routing layout at its worst over every block_m the family offers.
+  std::int64_t padded = 0, blocks = 0;
+  for (int bm : {16, 32, 64, 128}) {
+    padded = std::max(padded, max_padded_rows(p, bm));
+    blocks = std::max(blocks, max_blocks(p, bm));
+  }
+  sorted_ = DeviceBuffer(static_cast<std::size_t>(padded) * 4, guard);
+  expert_ids_ = DeviceBuffer(static_cast<std::size_t>(blocks) * 4, guard);
+  num_padded_ = DeviceBuffer(4, 64 << 10);
+  inter_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim) * 2, guard);
+  y_ = DeviceBuffer(std::max(workspace_bytes, rows * static_cast<std::size_t>(p.model_dim) * 4), guard);
+  // NOTE: copies above run on the default stream; launches use a non-blocking stream.
+  TUNETAB_HIP_CHECK(hipDeviceSynchronize());
+}
+
+std::vector<int> dynamic_shared_bytes(const Config& c) {
+  std::vector<int> out = {0};
+  if (fp8(c.quant)) out.push_back(0);
+  out.push_back(c.shared_bytes(1));
+  out.push_back(c.shared_bytes(2));
+  out.push_back(0);
+  return out;
+}
+
+void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
+  const Pipeline pl = pipeline_layout(c);
+  TUNETAB_ASSERT(pipeline.size() == (fp8(c.quant) ? 5u : 4u), "fused_moe pipeline: align, [quant,] stage 1, stage 2, reduce");
+  TUNETAB_ASSERT(y_.bytes() >= moe::workspace_bytes(p_, c), "stage-2 workspace holds fewer splits than the config uses");
+  Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
+  const int rows = static_cast<int>(p_.rows());
+  const unsigned blocks = static_cast<unsigned>(max_blocks(p_, c.block_m));
+
+  AlignArgs align{static_cast<const int*>(st.topk_ids.get()), static_cast<int*>(sorted_.get()),
+                  static_cast<int*>(expert_ids_.get()), static_cast<int*>(num_padded_.get()), rows,
+                  static_cast<int>(p_.experts), c.block_m};
+  {
+    void* params[] = {&align};
+    LaunchDims d;
+    d.block[0] = 256;
+    tunetab::launch(*pipeline[pl.align], d, s, params);
+  }
+  if (pl.quant >= 0) {
+    QuantArgs q{st.hidden.get(), a_q_.get(), static_cast<float*>(a_scale_.get()), static_cast<int>(p_.m),
+                static_cast<int>(p_.model_dim)};
+    void* params[] = {&q};
+    LaunchDims d;
+    d.grid[0] = static_cast<unsigned>(ceil_div(p_.m * (p_.model_dim / 128), 8));
+    d.block[0] = 256;
+    tunetab::launch(*pipeline[pl.quant], d, s, params);
+  }
+  StageArgs s1{fp8(c.quant) ? a_q_.get() : st.hidden.get(),
+               static_cast<const float*>(a_scale_.get()),
+               w1_.get(),
+               static_cast<const float*>(w1s_.get()),
+               static_cast<const int*>(sorted_.get()),
+               static_cast<const int*>(expert_ids_.get()),
+               static_cast<const int*>(num_padded_.get()),
+               static_cast<const float*>(st.topk_weights.get()),
+               inter_.get(),
+               rows,
+               static_cast<int>(p_.topk),
+               static_cast<int>(p_.inter_dim),
+               static_cast<int>(p_.model_dim),
+               static_cast<int>(p_.model_dim)};
+  {
+    void* params[] = {&s1};
+    LaunchDims d;
+    d.grid[0] = static_cast<unsigned>(ceil_div(p_.inter_dim, c.block_n1));
+    d.grid[1] = blocks;
+    d.block[0] = static_cast<unsigned>(c.threads());
+    d.shared_bytes = static_cast<unsigned>(c.shared_bytes(1));
+    tunetab::launch(*pipeline[pl.stage1], d, s, params);
+  }
+  StageArgs s2 = s1;
+  s2.a = inter_.get();
+  s2.a_scale = nullptr;
+  s2.w = w2_.get();
+  s2.w_scale = static_cast<const float*>(w2s_.get());
+  s2.out = y_.get();
+  s2.n = static_cast<int>(p_.model_dim);
+  s2.k = static_cast<int>(p_.inter_dim);
+  s2.k_per_split = static_cast<int>(k_per_split(p_, c));
+  {
+    void* params[] = {&s2};
+    LaunchDims d;
+    d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, c.block_n2));
+    d.grid[1] = blocks;
+    d.grid[2] = static_cast<unsigned>(c.split_k);
+    d.block[0] = static_cast<unsigned>(c.threads());
+    d.shared_bytes = static_cast<unsigned>(c.shared_bytes(2));
+    tunetab::launch(*pipeline[pl.stage2], d, s, params);
+  }
+  ReduceArgs r{static_cast<const float*>(y_.get()), st.out.get(), static_cast<int>(p_.m), static_cast<int>(p_.topk),
+               static_cast<int>(p_.model_dim), c.split_k};
+  {
+    void* params[] = {&r};
+    LaunchDims d;
+    d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, 1024));
+    d.grid[1] = static_cast<unsigned>(p_.m);
+    d.block[0] = 256;
+    tunetab::launch(*pipeline[pl.reduce], d, s, params);
+  }
+}
+
+void Workload::set_m(std::int64_t m) {
+  TUNETAB_ASSERT(m >= 1 && m <= capacity_.m, "set_m(" + std::to_string(m) + ") outside 1.." + std::to_string(capacity_.m));
+  p_.m = m;
+}
+
+/// Bytes of `out` the current M writes, and the guard-sized window after them that must stay untouched.
+static std::pair<std::size_t, std::size_t> out_window(const Problem& p, const Problem& capacity, std::size_t guard) {
+  const std::size_t used = static_cast<std::size_t>(p.m * p.model_dim) * 2;
+  const std::size_t cap = static_cast<std::size_t>(capacity.m * capacity.model_dim) * 2;
+  return {used, std::min(guard, cap - used)};
+}
+
+void Workload::poison_output() {
+  sets_[0].out.fill_bytes(0xff);
+  if (const auto [used, window] = out_window(p_, capacity_, guard_); window > 0)
+    TUNETAB_HIP_CHECK(hipMemsetD8(reinterpret_cast<hipDeviceptr_t>(static_cast<char*>(sets_[0].out.get()) + used),
+                                  DeviceBuffer::kCanary, window));
+  inter_.fill_bytes(0xff);
+  y_.fill_bytes(0xff);
+  for (DeviceBuffer* b : {&sets_[0].hidden, &sets_[0].topk_ids, &sets_[0].topk_weights, &sets_[0].out, &w1_, &w2_, &w1s_,
+                          &w2s_, &a_q_, &a_scale_, &sorted_, &expert_ids_, &num_padded_, &inter_, &y_})
+    if (b->bytes()) b->arm_guards();
+  TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
+}
+
+std::optional<std::string> Workload::guard_violation() const {
+  const std::pair<const char*, const DeviceBuffer*> buffers[] = {
+      {"hidden", &sets_[0].hidden}, {"topk_ids", &sets_[0].topk_ids}, {"topk_weights", &sets_[0].topk_weights},
+      {"out", &sets_[0].out},       {"w1", &w1_},                     {"w2", &w2_},
+      {"w1_scale", &w1s_},          {"w2_scale", &w2s_},              {"a_q", &a_q_},
+      {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"expert_ids", &expert_ids_},
+      {"num_padded", &num_padded_}, {"inter", &inter_},               {"y", &y_}};
+  for (const auto& [name, buf] : buffers) {
+    if (!buf->bytes()) continue;
+    if (auto v = buf->check_guards())
+      return std::string(name) + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
+             " the buffer, nearest at byte offset " + std::to_string(v->offset) + " (buffer is " +
+             std::to_string(buf->bytes()) + " bytes)";
+  }
+  if (const auto [used, window] = out_window(p_, capacity_, guard_); window > 0) {
+    std::vector<unsigned char> band(window);
+    sets_[0].out.download(band.data(), window, used);
+    if (auto v = find_guard_violation({}, band, used, DeviceBuffer::kCanary))
+      return "out: " + std::to_string(v->corrupted_bytes) + " byte(s) written after the M=" + std::to_string(p_.m) +
+             " rows, nearest at byte offset " + std::to_string(v->offset) + " (M=" + std::to_string(p_.m) + " uses " +
+             std::to_string(used) + " bytes of a " + std::to_string(capacity_.m) + "-token allocation)";
+  }
+  return std::nullopt;
+}
+
+std::vector<std::uint16_t> Workload::download_output() const {
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(p_.m * p_.model_dim));
+  sets_[0].out.download(out.data(), out.size() * 2);
+  return out;
+}
+
+Alignment Workload::download_alignment(int block_m) const {
+  Alignment a;
+  num_padded_.download(&a.num_padded, 4);
+  TUNETAB_ASSERT(a.num_padded >= 0 && a.num_padded <= max_padded_rows(p_, block_m), "num_padded out of range");
+  a.sorted_ids.resize(static_cast<std::size_t>(a.num_padded));
+  a.expert_ids.resize(static_cast<std::size_t>(a.num_padded / block_m));
+  if (a.num_padded) {
+    sorted_.download(a.sorted_ids.data(), a.sorted_ids.size() * 4);
+    expert_ids_.download(a.expert_ids.data(), a.expert_ids.size() * 4);
+  }
+  a.counts.assign(static_cast<std::size_t>(p_.experts), 0);
+  for (std::int64_t s = 0; s < p_.rows(); ++s) ++a.counts[static_cast<std::size_t>(h_.routing.topk_ids[s])];
+  return a;
+}
+
+const std::vector<float>& Workload::reference() {
+  if (ref_.empty()) ref_ = reference_moe(capacity_, h_);
+  return ref_;
+}
+
+}  // namespace tunetab::moe

@@ -1,0 +1,328 @@
+// Fused-MoE host side without a GPU: routing sort/align mirror, routing distributions, e4m3 codecs,
+// config names and constraints, the pipeline's kernels, and the Eigen reference against plain loops.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "kernels/moe/moe.h"
+#include "test_files.h"
+#include "tuner/error.h"
+
+using namespace tunetab;
+
+namespace {
+
+moe::Problem glm(std::int64_t m, moe::Quant q = moe::Quant::kFp8, moe::Routing r = moe::Routing::kBalanced) {
+  return moe::Problem{m, 6144, 2048, 32, 8, q, r};
+}
+
+/// Checks an alignment's invariants against the ids it was built from.
+void expect_valid_alignment(const moe::Alignment& a, const std::vector<int>& ids, int experts, int block_m) {
+  const int rows = static_cast<int>(ids.size());
+  ASSERT_EQ(a.num_padded % block_m, 0);
+  ASSERT_EQ(a.sorted_ids.size(), static_cast<std::size_t>(a.num_padded));
+  ASSERT_EQ(a.expert_ids.size(), static_cast<std::size_t>(a.num_padded / block_m));
+  std::vector<int> seen(static_cast<std::size_t>(rows), 0);
+  std::vector<int> counts(static_cast<std::size_t>(experts), 0);
+  for (int e : ids) ++counts[e];
+  int expect_padded = 0;
+  for (int c : counts) expect_padded += (c + block_m - 1) / block_m * block_m;
+  EXPECT_EQ(a.num_padded, expect_padded);
+  for (int b = 0; b < a.num_padded / block_m; ++b) {
+    const int e = a.expert_ids[b];
+    ASSERT_GE(e, 0);
+    ASSERT_LT(e, experts);
+    if (b > 0) {
+      EXPECT_LE(a.expert_ids[b - 1], e) << "blocks are in expert order";
+    }
+    for (int r = b * block_m; r < (b + 1) * block_m; ++r) {
+      const int s = a.sorted_ids[r];
+      if (s == rows) continue;  // padding
+      ASSERT_GE(s, 0);
+      ASSERT_LT(s, rows);
+      EXPECT_EQ(ids[s], e) << "slot " << s << " sits in a block of expert " << e;
+      ++seen[s];
+    }
+  }
+  for (int s = 0; s < rows; ++s) EXPECT_EQ(seen[s], 1) << "slot " << s;
+}
+
+}  // namespace
+
+TEST(MoeAlign, PadsEachExpertToBlockM) {
+  // Experts 0..3, block_m 4: counts 3, 0, 5, 1 -> padded 4, 0, 8, 4.
+  const std::vector<int> ids = {2, 0, 2, 3, 0, 2, 2, 0, 2};
+  const auto a = moe::align_cpu(ids, 4, 4);
+  EXPECT_EQ(a.counts, (std::vector<int>{3, 0, 5, 1}));
+  EXPECT_EQ(a.num_padded, 16);
+  EXPECT_EQ(a.expert_ids, (std::vector<int>{0, 2, 2, 3}));
+  const int pad = 9;
+  EXPECT_EQ(a.sorted_ids, (std::vector<int>{1, 4, 7, pad, 0, 2, 5, 6, 8, pad, pad, pad, 3, pad, pad, pad}));
+  expect_valid_alignment(a, ids, 4, 4);
+}
+
+TEST(MoeAlign, ExpertWithoutTokensTakesNoBlock) {
+  const std::vector<int> ids = {1, 1, 1};
+  const auto a = moe::align_cpu(ids, 3, 16);
+  EXPECT_EQ(a.num_padded, 16);
+  EXPECT_EQ(a.expert_ids, std::vector<int>{1});
+  EXPECT_EQ(std::count(a.sorted_ids.begin(), a.sorted_ids.end(), 3), 13);
+  expect_valid_alignment(a, ids, 3, 16);
+}
+
+TEST(MoeAlign, OneTokenAndTopkEqualsExperts) {
+  // M = 1 with topk = E: every expert gets exactly one slot and one whole padded block.
+  const moe::Problem p{1, 256, 128, 8, 8, moe::Quant::kBf16, moe::Routing::kSkewed};
+  const auto r = moe::make_routing(p, 3);
+  std::vector<int> sorted_ids = r.topk_ids;
+  std::sort(sorted_ids.begin(), sorted_ids.end());
+  EXPECT_EQ(sorted_ids, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  for (int bm : {16, 32, 64, 128}) {
+    const auto a = moe::align_cpu(r.topk_ids, 8, bm);
+    EXPECT_EQ(a.num_padded, 8 * bm);
+    EXPECT_EQ(a.num_padded, moe::max_padded_rows(p, bm)) << "the bound is tight here";
+    expect_valid_alignment(a, r.topk_ids, 8, bm);
+  }
+}
+
+TEST(MoeAlign, RandomRoutingStaysWithinTheWorstCaseBound) {
+  for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed})
+    for (std::int64_t m : {1, 7, 64, 304, 336, 4096})
+      for (int bm : {16, 32, 64, 128}) {
+        const auto p = glm(m, moe::Quant::kBf16, routing);
+        const auto r = moe::make_routing(p, static_cast<std::uint64_t>(m * 131 + bm));
+        const auto a = moe::align_cpu(r.topk_ids, 32, bm);
+        expect_valid_alignment(a, r.topk_ids, 32, bm);
+        EXPECT_LE(a.num_padded, moe::max_padded_rows(p, bm));
+        EXPECT_LE(static_cast<std::int64_t>(a.expert_ids.size()), moe::max_blocks(p, bm));
+      }
+}
+
+TEST(MoeRouting, TopkExpertsAreDistinctAndWeightsNormalized) {
+  for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
+    const auto p = glm(500, moe::Quant::kBf16, routing);
+    const auto r = moe::make_routing(p, 11);
+    ASSERT_EQ(r.topk_ids.size(), 4000u);
+    for (std::int64_t t = 0; t < p.m; ++t) {
+      std::set<int> experts(r.topk_ids.begin() + t * 8, r.topk_ids.begin() + t * 8 + 8);
+      EXPECT_EQ(experts.size(), 8u) << "token " << t;
+      float sum = 0;
+      for (int k = 0; k < 8; ++k) {
+        EXPECT_GT(r.topk_weights[t * 8 + k], 0.f);
+        sum += r.topk_weights[t * 8 + k];
+      }
+      EXPECT_NEAR(sum, 1.f, 1e-5);
+    }
+  }
+}
+
+TEST(MoeRouting, SkewedConcentratesOnFewExpertsBalancedDoesNot) {
+  auto loads = [](moe::Routing routing) {
+    const auto p = glm(2000, moe::Quant::kBf16, routing);
+    const auto a = moe::align_cpu(moe::make_routing(p, 5).topk_ids, 32, 16);
+    std::vector<int> c = a.counts;
+    std::sort(c.rbegin(), c.rend());
+    return c;
+  };
+  const auto balanced = loads(moe::Routing::kBalanced), skewed = loads(moe::Routing::kSkewed);
+  // 16000 slots over 32 experts: 500 each when perfectly balanced.
+  EXPECT_LT(balanced.front(), 600);
+  EXPECT_GT(balanced.back(), 400);
+  EXPECT_GT(skewed.front(), 3 * skewed.back()) << "Zipf: the hottest expert carries several times the coldest's load";
+  EXPECT_NE(moe::make_routing(glm(64), 1).topk_ids, moe::make_routing(glm(64), 2).topk_ids) << "seeded, not fixed";
+}
+
+TEST(MoeFp8, CodecRoundTripsEveryCodeAndRoundsToNearest) {
+  for (bool fnuz : {false, true}) {
+    for (int b = 0; b < 256; ++b) {
+      if (!fnuz && (b & 0x7f) == 0x7f) continue;  // fn NaN
+      if (fnuz && b == 0x80) continue;            // fnuz NaN
+      const float f = moe::e4m3_to_float(static_cast<std::uint8_t>(b), fnuz);
+      ASSERT_TRUE(std::isfinite(f));
+      const std::uint8_t back = moe::float_to_e4m3(f, fnuz);
+      EXPECT_EQ(back, b) << "code " << b << (fnuz ? " fnuz" : " fn") << " = " << f;  // fn's -0 stays -0 too
+    }
+    EXPECT_EQ(moe::e4m3_to_float(moe::float_to_e4m3(1000.f, fnuz), fnuz), moe::e4m3_max(fnuz)) << "saturates";
+    EXPECT_EQ(moe::float_to_e4m3(-0.0f, fnuz), fnuz ? 0x00 : 0x80);
+    // 1 + 1/16 is halfway between 1 and 1.125: ties go to the even mantissa (1.0).
+    EXPECT_EQ(moe::e4m3_to_float(moe::float_to_e4m3(1.0625f, fnuz), fnuz), 1.0f);
+    EXPECT_EQ(moe::e4m3_to_float(moe::float_to_e4m3(1.0626f, fnuz), fnuz), 1.125f);
+  }
+  EXPECT_EQ(moe::e4m3_to_float(0x7e, false), 448.f);
+  EXPECT_EQ(moe::e4m3_to_float(0x7f, true), 240.f);
+  EXPECT_EQ(moe::e4m3_to_float(0x01, false), std::ldexp(1.f, -9));
+  EXPECT_EQ(moe::e4m3_to_float(0x01, true), std::ldexp(1.f, -10));
+}
+
+TEST(MoeFp8, BlockQuantizationReconstructsWithinHalfAnUlp) {
+  const auto x = gemm::random_bf16(2 * 256 * 384, 17);
+  std::vector<std::uint8_t> q;
+  std::vector<float> s;
+  moe::quantize_blocks_128(x, 2, 256, 384, false, q, s);
+  ASSERT_EQ(s.size(), 2u * 2 * 3);
+  for (std::size_t i = 0; i < x.size(); i += 7) {
+    const std::int64_t b = i / (256 * 384), r = (i / 384) % 256, c = i % 384;
+    const float scale = s[(b * 2 + r / 128) * 3 + c / 128];
+    const float v = gemm::bf16_to_float(x[i]), d = moe::e4m3_to_float(q[i], false) * scale;
+    EXPECT_LE(std::fabs(v - d), std::max(std::fabs(v) / 16, 8 * scale * std::ldexp(1.f, -9)) + 1e-7) << i;
+  }
+}
+
+TEST(MoeConfig, NamesRoundTripAndAreUnique) {
+  const auto all = moe::enumerate();
+  EXPECT_GT(all.size(), 100u);
+  std::set<std::string> names;
+  for (const auto& c : all) {
+    EXPECT_EQ(moe::Config::from_name(c.name()), c) << c.name();
+    EXPECT_TRUE(names.insert(c.name()).second) << "duplicate " << c.name();
+  }
+  EXPECT_EQ(moe::Config::from_name("fp8_m16w16_n64x128_k128_s3_mma_sk2").name(), "fp8_m16w16_n64x128_k128_s3_mma_sk2");
+  EXPECT_THROW(moe::Config::from_name("m16n64k64_w16x16_s4_mma_v8_sk1"), Error);
+  EXPECT_THROW(moe::Config::from_name("int4_m16w16_n64x128_k128_s3_mma_sk2"), Error);
+}
+
+TEST(MoeConfig, EveryDtypeHasSupportedConfigsOnTheTargetShape) {
+  const Target sm90 = [] {
+    Target t = Target::from_arch("sm_90a");
+    t.cu_count = 132;
+    return t;
+  }();
+  for (auto q : {moe::Quant::kBf16, moe::Quant::kFp8, moe::Quant::kFp8Fnuz}) {
+    for (std::int64_t m : {1, 16, 336, 4096}) {
+      int ok = 0;
+      for (const auto& c : moe::enumerate()) ok += !moe::why_unsupported(glm(m, q), c, sm90);
+      EXPECT_GT(ok, 10) << moe::to_string(q) << " M=" << m;
+    }
+  }
+}
+
+TEST(MoeConfig, ConstraintsNameTheReason) {
+  const Target t = Target::from_arch("sm_90a");
+  const auto c = moe::Config::from_name("fp8_m16w16_n64x64_k128_s3_mma_sk1");
+  auto why = [&](const moe::Problem& p, const moe::Config& cc) { return moe::why_unsupported(p, cc, t).value_or(""); };
+  EXPECT_EQ(why(glm(16), c), "");
+  EXPECT_NE(why(glm(16, moe::Quant::kBf16), c).find("config is for fp8"), std::string::npos);
+  EXPECT_NE(why(moe::Problem{16, 6144, 2000, 32, 8, moe::Quant::kFp8}, c).find("multiples of 128"), std::string::npos);
+  EXPECT_NE(why(moe::Problem{16, 6144, 2048, 4, 8, moe::Quant::kFp8}, c).find("topk"), std::string::npos);
+  auto bad = c;
+  bad.block_k = 64;
+  EXPECT_NE(why(glm(16), bad).find("block_k 128"), std::string::npos);
+  auto split3 = c;
+  split3.split_k = 3;  // 2048 / 3 -> 768-wide splits of 6 K tiles: 3 splits; fine. 32 splits would be empty.
+  EXPECT_EQ(why(glm(16), split3), "");
+  split3.split_k = 32;
+  EXPECT_NE(why(glm(16), split3).find("empty splits"), std::string::npos);
+  Target gfx90a = Target::from_arch("gfx90a");
+  auto big = moe::Config::from_name("bf16_m128w32_n128x128_k128_s4_mma_sk1");
+  EXPECT_NE(moe::why_unsupported(glm(4096, moe::Quant::kBf16), big, gfx90a).value_or("").find("shared memory"), std::string::npos);
+  Target cu = t;
+  cu.cu_count = 132;
+  EXPECT_TRUE(moe::why_unsupported(glm(4096), moe::Config::from_name("fp8_m16w16_n64x64_k128_s3_mma_sk2"), cu));
+}
+
+TEST(MoeConfig, PipelineHasOneKernelPerStageInLaunchOrder) {
+  const auto bf = moe::kernels(moe::Config::from_name("bf16_m32w16_n64x128_k64_s3_mma_sk1"), 32);
+  ASSERT_EQ(bf.size(), 4u);
+  EXPECT_EQ(bf[0].name_expression, "tt::moe_align<256>");
+  EXPECT_EQ(bf[1].name_expression, "tt::moe_stage<1, 0, 32, 16, 64, 32, 64, 3, 1, int>");
+  EXPECT_EQ(bf[2].name_expression, "tt::moe_stage<2, 0, 32, 16, 128, 64, 64, 3, 1, int>");
+  EXPECT_EQ(bf[3].name_expression, "tt::moe_reduce<int>");
+  const auto f8 = moe::kernels(moe::Config::from_name("fp8fnuz_m16w16_n32x64_k128_s2_simt_sk2"), 64);
+  ASSERT_EQ(f8.size(), 5u);
+  EXPECT_EQ(f8[1].name_expression, "tt::moe_quant_a<true, long long>");
+  EXPECT_EQ(f8[2].name_expression, "tt::moe_stage<1, 2, 16, 16, 32, 8, 128, 2, 0, long long>");
+  const auto pl = moe::pipeline_layout(moe::Config::from_name("fp8_m16w16_n32x64_k128_s2_simt_sk2"));
+  EXPECT_EQ(pl.quant, 1);
+  EXPECT_EQ(pl.reduce, 4);
+  for (const auto& k : f8) EXPECT_EQ(k.family, moe::kFamily);
+  EXPECT_EQ(moe::dynamic_shared_bytes(moe::Config::from_name("fp8_m16w16_n32x64_k128_s2_simt_sk2")).size(), 5u);
+}
+
+TEST(MoeConfig, IndexBoundsNeed64BitsOnlyForHugeM) {
+  const auto c = moe::Config::from_name("fp8_m16w16_n64x64_k128_s3_mma_sk1");
+  EXPECT_EQ(required_index_bits(moe::index_bounds(glm(4096), c)), 32);
+  // y holds tokens * topk * model_dim fp32: past 2^31 elements at 43691 tokens.
+  EXPECT_EQ(required_index_bits(moe::index_bounds(glm(43690), c)), 32);
+  EXPECT_EQ(required_index_bits(moe::index_bounds(glm(43691), c)), 64);
+}
+
+TEST(MoeProblem, KeyNamesEveryField) {
+  const auto p = glm(304, moe::Quant::kFp8, moe::Routing::kSkewed);
+  EXPECT_EQ(p.key(), "m=304,model_dim=6144,inter_dim=2048,experts=32,topk=8,act=silu,g1u1=1,quant=fp8,routing=skewed");
+  EXPECT_EQ(p.to_json()["quant"], "fp8");
+  EXPECT_EQ(moe::to_torch(moe::Quant::kFp8Fnuz), "torch.float8_e4m3fnuz");
+  // Weight-read roofline: 32 experts x 3 x 2048 x 6144 bytes plus the fp32 block scales.
+  EXPECT_EQ(p.weight_bytes(), 32LL * 3 * 2048 * 6144 + 32LL * (32 * 48 + 48 * 16) * 4);
+  EXPECT_THROW(moe::quant_from_string("int8"), Error);
+}
+
+TEST(MoeProblem, JsonRoundTripsAndNamesBadFields) {
+  const auto p = glm(304, moe::Quant::kFp8Fnuz, moe::Routing::kSkewed);
+  EXPECT_EQ(moe::Problem::from_json(p.to_json()).key(), p.key());
+  auto j = p.to_json();
+  j.erase("inter_dim");
+  tunetab::testing::expect_input_error([&] { moe::Problem::from_json(j); }, "inter_dim");
+  j = p.to_json();
+  j["routing"] = "zipf";
+  tunetab::testing::expect_input_error([&] { moe::Problem::from_json(j); }, "routing 'zipf'");
+  j = p.to_json();
+  j["act"] = "gelu";
+  tunetab::testing::expect_input_error([&] { moe::Problem::from_json(j); }, "act must be silu");
+}
+
+TEST(MoeConfig, SharedMemoryAndWorkspaceCoverBothStages) {
+  const auto c = moe::Config::from_name("fp8_m16w16_n32x128_k128_s4_mma_sk2");
+  // Stage 1: 4 x (16 rows x 144 B of A + 2 x 32 rows x 144 B of W); stage 2: A is bf16 (272 B rows).
+  EXPECT_EQ(c.shared_bytes(1), 4 * (16 * 144 + 64 * 144));
+  EXPECT_EQ(c.shared_bytes(2), 4 * (16 * 272 + 128 * 144));
+  EXPECT_EQ(c.shared_bytes(), c.shared_bytes(2));
+  EXPECT_EQ(moe::dynamic_shared_bytes(c), (std::vector<int>{0, 0, c.shared_bytes(1), c.shared_bytes(2), 0}));
+  EXPECT_EQ(moe::workspace_bytes(glm(64), c), 2u * 64 * 8 * 6144 * 4);
+}
+
+TEST(MoeReference, EigenMatchesPlainLoopsOnTinyProblems) {
+  for (auto q : {moe::Quant::kBf16, moe::Quant::kFp8, moe::Quant::kFp8Fnuz})
+    for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
+      const moe::Problem p{5, 256, 128, 6, 3, q, routing};
+      const auto h = moe::make_operands(p, 42);
+      const auto fast = moe::reference_moe(p, h), slow = moe::reference_moe_naive(p, h);
+      ASSERT_EQ(fast.size(), 5u * 256);
+      double norm = 0, diff = 0;
+      for (std::size_t i = 0; i < fast.size(); ++i) {
+        ASSERT_TRUE(std::isfinite(fast[i]));
+        norm += double(slow[i]) * slow[i];
+        diff += (double(fast[i]) - slow[i]) * (double(fast[i]) - slow[i]);
+      }
+      EXPECT_GT(norm, 1.0) << "random operands, non-trivial output";
+      // Both round stage 1's output to bf16; a different summation order may cross a rounding boundary.
+      EXPECT_LT(std::sqrt(diff / norm), 2e-3) << moe::to_string(q);
+      const auto cmp = gemm::compare([&] {
+        std::vector<std::uint16_t> o;
+        for (float v : fast) o.push_back(gemm::float_to_bf16(v));
+        return o;
+      }(), slow, moe::tolerance(p));
+      EXPECT_TRUE(cmp.passed) << cmp.summary();
+    }
+}
+
+TEST(MoeReference, Fp8DiffersFromBf16ButStaysClose) {
+  moe::Problem p{4, 256, 256, 4, 2, moe::Quant::kBf16, moe::Routing::kBalanced};
+  const auto hb = moe::make_operands(p, 7);
+  const auto rb = moe::reference_moe(p, hb);
+  p.quant = moe::Quant::kFp8;
+  const auto hf = moe::make_operands(p, 7);
+  EXPECT_EQ(hf.routing.topk_ids, hb.routing.topk_ids) << "same seed, same routing";
+  const auto rf = moe::reference_moe(p, hf);
+  double norm = 0, diff = 0;
+  for (std::size_t i = 0; i < rb.size(); ++i) {
+    norm += double(rb[i]) * rb[i];
+    diff += (double(rf[i]) - rb[i]) * (double(rf[i]) - rb[i]);
+  }
+  const double rel = std::sqrt(diff / norm);
+  EXPECT_GT(rel, 1e-3) << "FP8 quantization must change the result";
+  EXPECT_LT(rel, 0.15) << "but not beyond e4m3's precision";
+}
