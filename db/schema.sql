@@ -78,3 +78,36 @@ CREATE TABLE results (
   UNIQUE (device_id, problem_id, config_id, tunetab_version)
 );
 CREATE INDEX results_by_problem ON results (device_id, problem_id, disposition, median_us);
+-- @migration 2
+-- Safety engine: the tolerance and index proof of every result, and coverage validation of chosen rows.
+ALTER TABLE results ADD COLUMN tolerance TEXT NOT NULL DEFAULT '';
+ALTER TABLE results ADD COLUMN proof_m INTEGER;
+CREATE TABLE coverage (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  problem_id INTEGER NOT NULL REFERENCES problems(id),
+  config_id INTEGER NOT NULL REFERENCES configs(id),
+  tunetab_version TEXT NOT NULL,
+  domain TEXT NOT NULL,
+  disposition TEXT NOT NULL CHECK (disposition IN ('passed', 'incorrect', 'out_of_bounds', 'faulted', 'timed_out',
+                                                   'compile_failed', 'launch_failed', 'not_supported')),
+  detail TEXT NOT NULL DEFAULT '',
+  failed_m INTEGER,
+  ms_checked INTEGER NOT NULL,
+  served TEXT NOT NULL,
+  sampled TEXT NOT NULL,
+  every_m_limit INTEGER NOT NULL,
+  index_bits INTEGER NOT NULL,
+  proof_m INTEGER NOT NULL,
+  index_bounds TEXT NOT NULL,
+  tolerance TEXT NOT NULL,
+  code_key TEXT NOT NULL,
+  code_hash TEXT NOT NULL,
+  rel_l2 REAL,
+  max_abs REAL,
+  err_ratio REAL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  UNIQUE (device_id, problem_id, config_id, tunetab_version, domain)
+);
+CREATE INDEX coverage_by_problem ON coverage (device_id, problem_id, disposition);

@@ -94,7 +94,7 @@ std::vector<Migration> migrations() {
 
 const char* kResultColumns =
     "run_id, device_id, problem_id, config_id, disposition, detail, code_key, index_bits, rel_l2, max_abs, err_ratio, "
-    "median_us, min_us, spread, iterations, timing_phase, tflops, bw_gbs";
+    "median_us, min_us, spread, iterations, timing_phase, tflops, bw_gbs, tolerance, proof_m";
 
 ResultRecord read_result(const Statement& s, int c0) {
   ResultRecord r;
@@ -116,7 +116,39 @@ ResultRecord read_result(const Statement& s, int c0) {
   r.timing_phase = s.text(c0 + 15);
   r.tflops = s.opt_f64(c0 + 16);
   r.bw_gbs = s.opt_f64(c0 + 17);
+  r.tolerance = s.text(c0 + 18);
+  r.proof_m = s.opt_i64(c0 + 19);
   return r;
+}
+
+const char* kCoverageColumns =
+    "run_id, device_id, problem_id, config_id, domain, disposition, detail, failed_m, ms_checked, served, sampled, "
+    "every_m_limit, index_bits, proof_m, index_bounds, tolerance, code_key, code_hash, rel_l2, max_abs, err_ratio";
+
+CoverageRecord read_coverage(const Statement& s, int c0) {
+  CoverageRecord c;
+  c.run_id = s.i64(c0 + 0);
+  c.device_id = s.i64(c0 + 1);
+  c.problem_id = s.i64(c0 + 2);
+  c.config_id = s.i64(c0 + 3);
+  c.domain = s.text(c0 + 4);
+  c.disposition = disposition_from_string(s.text(c0 + 5));
+  c.detail = s.text(c0 + 6);
+  c.failed_m = s.opt_i64(c0 + 7);
+  c.ms_checked = s.i64(c0 + 8);
+  c.served = s.text(c0 + 9);
+  c.sampled = s.text(c0 + 10);
+  c.every_m_limit = s.i64(c0 + 11);
+  c.index_bits = static_cast<int>(s.i64(c0 + 12));
+  c.proof_m = s.i64(c0 + 13);
+  c.index_bounds = s.text(c0 + 14);
+  c.tolerance = s.text(c0 + 15);
+  c.code_key = s.text(c0 + 16);
+  c.code_hash = s.text(c0 + 17);
+  c.rel_l2 = s.opt_f64(c0 + 18);
+  c.max_abs = s.opt_f64(c0 + 19);
+  c.err_ratio = s.opt_f64(c0 + 20);
+  return c;
 }
 
 }  // namespace
@@ -289,10 +321,10 @@ std::optional<ResultRecord> Store::find_result(std::int64_t device_id, std::int6
 
 void Store::put_result(const ResultRecord& r, const std::string& version) {
   Statement s(db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
-                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(r.run_id).bind(r.device_id).bind(r.problem_id).bind(r.config_id).bind(to_string(r.disposition)).bind(r.detail)
       .bind(r.code_key).bind(r.index_bits).bind(r.rel_l2).bind(r.max_abs).bind(r.err_ratio).bind(r.median_us)
-      .bind(r.min_us).bind(r.spread).bind(r.iterations).bind(r.timing_phase).bind(r.tflops).bind(r.bw_gbs).bind(version);
+      .bind(r.min_us).bind(r.spread).bind(r.iterations).bind(r.timing_phase).bind(r.tflops).bind(r.bw_gbs).bind(r.tolerance).bind(r.proof_m).bind(version);
   s.step();
 }
 
@@ -312,7 +344,7 @@ std::vector<BestRow> Store::best_results(const std::string& family) {
               "SELECT p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, "
               "d.l2_bytes, d.driver_version, d.runtime_version, d.compiler_version, "
               "r.run_id, r.device_id, r.problem_id, r.config_id, r.disposition, r.detail, r.code_key, r.index_bits, "
-              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, r.bw_gbs "
+              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, r.bw_gbs, r.tolerance, r.proof_m "
               "FROM results r JOIN problems p ON p.id = r.problem_id JOIN configs c ON c.id = r.config_id "
               "JOIN devices d ON d.id = r.device_id "
               "WHERE p.family = ? AND r.disposition = 'passed' AND r.id = ("
@@ -333,6 +365,76 @@ std::vector<BestRow> Store::best_results(const std::string& family) {
     b.result = read_result(s, 13);
     out.push_back(std::move(b));
   }
+  return out;
+}
+
+void Store::put_coverage(const CoverageRecord& c, const std::string& version) {
+  Statement s(db_, std::string("INSERT OR REPLACE INTO coverage (") + kCoverageColumns +
+                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  s.bind(c.run_id).bind(c.device_id).bind(c.problem_id).bind(c.config_id).bind(c.domain).bind(to_string(c.disposition))
+      .bind(c.detail).bind(c.failed_m).bind(c.ms_checked).bind(c.served).bind(c.sampled).bind(c.every_m_limit)
+      .bind(c.index_bits).bind(c.proof_m).bind(c.index_bounds).bind(c.tolerance).bind(c.code_key).bind(c.code_hash)
+      .bind(c.rel_l2).bind(c.max_abs).bind(c.err_ratio).bind(version);
+  s.step();
+}
+
+std::optional<CoverageRecord> Store::find_coverage(std::int64_t device_id, std::int64_t problem_id, std::int64_t config_id,
+                                                   const std::string& version, const std::string& domain) {
+  Statement s(db_, std::string("SELECT ") + kCoverageColumns +
+                       " FROM coverage WHERE device_id=? AND problem_id=? AND config_id=? AND tunetab_version=? AND domain=?");
+  s.bind(device_id).bind(problem_id).bind(config_id).bind(version).bind(domain);
+  if (!s.step()) return std::nullopt;
+  return read_coverage(s, 0);
+}
+
+std::vector<BestRow> Store::covered_results(const std::string& family) {
+  Statement s(db_,
+              "SELECT p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, "
+              "d.l2_bytes, d.driver_version, d.runtime_version, d.compiler_version, "
+              "r.run_id, r.device_id, r.problem_id, r.config_id, r.disposition, r.detail, r.code_key, r.index_bits, "
+              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, "
+              "r.bw_gbs, r.tolerance, r.proof_m, "
+              "v.run_id, v.device_id, v.problem_id, v.config_id, v.domain, v.disposition, v.detail, v.failed_m, v.ms_checked, "
+              "v.served, v.sampled, v.every_m_limit, v.index_bits, v.proof_m, v.index_bounds, v.tolerance, v.code_key, "
+              "v.code_hash, v.rel_l2, v.max_abs, v.err_ratio "
+              "FROM coverage v JOIN results r ON r.device_id = v.device_id AND r.problem_id = v.problem_id "
+              "AND r.config_id = v.config_id AND r.tunetab_version = v.tunetab_version "
+              "JOIN problems p ON p.id = v.problem_id JOIN configs c ON c.id = v.config_id JOIN devices d ON d.id = v.device_id "
+              "WHERE p.family = ? AND r.disposition = 'passed' AND v.id = ("
+              "  SELECT v2.id FROM coverage v2 WHERE v2.device_id = v.device_id AND v2.problem_id = v.problem_id "
+              "  AND v2.disposition = 'passed' ORDER BY v2.id DESC LIMIT 1) "
+              "ORDER BY d.id, p.id");
+  s.bind(family);
+  std::vector<BestRow> out;
+  while (s.step()) {
+    BestRow b;
+    b.family = s.text(0);
+    b.problem_json = s.text(1);
+    b.config_name = s.text(2);
+    b.config_json = s.text(3);
+    b.device = DeviceRecord{s.text(4), s.text(5), static_cast<int>(s.i64(6)), static_cast<int>(s.i64(7)),
+                            static_cast<int>(s.i64(8)), static_cast<int>(s.i64(9)), static_cast<int>(s.i64(10)),
+                            static_cast<int>(s.i64(11)), s.text(12)};
+    b.result = read_result(s, 13);
+    b.coverage = read_coverage(s, 33);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::string Store::config_name(std::int64_t config_id) {
+  Statement s(db_, "SELECT name FROM configs WHERE id=?");
+  s.bind(config_id);
+  TUNETAB_ASSERT(s.step(), "no config with id " + std::to_string(config_id));
+  return s.text(0);
+}
+
+std::vector<std::pair<std::string, std::int64_t>> Store::coverage_counts(std::int64_t run_id) {
+  Statement s(db_, run_id ? "SELECT disposition, count(*) FROM coverage WHERE run_id=? GROUP BY disposition ORDER BY 1"
+                          : "SELECT disposition, count(*) FROM coverage GROUP BY disposition ORDER BY 1");
+  if (run_id) s.bind(run_id);
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.i64(1));
   return out;
 }
 

@@ -36,6 +36,28 @@ struct ResultRecord {
   std::optional<double> rel_l2, max_abs, err_ratio, median_us, min_us, spread, tflops, bw_gbs;
   std::optional<std::int64_t> iterations;
   std::string timing_phase;  // "screen" or "final"
+  std::string tolerance;     // ToleranceSpec::to_json() the result was judged by
+  std::optional<std::int64_t> proof_m;  // the M index_bits was proven for (the bucket's largest)
+};
+
+/// Coverage validation of one (device, problem, config) over the Ms its row serves under one domain
+/// (lookup rule, served ranges, every-M limit). Passed: every M checked passed, and the index proof holds.
+struct CoverageRecord {
+  std::int64_t run_id = 0, device_id = 0, problem_id = 0, config_id = 0;
+  std::string domain;  // canonical text; a changed rule or row set is a new domain
+  Disposition disposition = Disposition::kPassed;
+  std::string detail;
+  std::optional<std::int64_t> failed_m;
+  std::int64_t ms_checked = 0;
+  std::string served;   // JSON [[first, last], ...]
+  std::string sampled;  // JSON [M, ...]: the Ms checked above every_m_limit
+  std::int64_t every_m_limit = 0;
+  int index_bits = 0;
+  std::int64_t proof_m = 0;
+  std::string index_bounds;  // JSON [{"buffer", "max_offset"}] at proof_m
+  std::string tolerance;
+  std::string code_key, code_hash;
+  std::optional<double> rel_l2, max_abs, err_ratio;
 };
 
 /// One row of a best-per-problem query, joined with the problem, config and device it names.
@@ -43,6 +65,7 @@ struct BestRow {
   std::string family, problem_json, config_name, config_json;
   DeviceRecord device;
   ResultRecord result;
+  std::optional<CoverageRecord> coverage;  // covered_results(): the coverage that admitted the row
 };
 
 class Transaction;
@@ -75,6 +98,14 @@ class Store {
   std::vector<ResultRecord> passed_results(std::int64_t device_id, std::int64_t problem_id, const std::string& version);
   /// The fastest passing result of every (device, problem) of a family, final timings preferred.
   std::vector<BestRow> best_results(const std::string& family);
+  void put_coverage(const CoverageRecord& c, const std::string& version);
+  std::optional<CoverageRecord> find_coverage(std::int64_t device_id, std::int64_t problem_id, std::int64_t config_id,
+                                              const std::string& version, const std::string& domain);
+  /// Per (device, problem) of a family, the result whose coverage passed most recently: the row export takes.
+  std::vector<BestRow> covered_results(const std::string& family);
+  std::string config_name(std::int64_t config_id);
+  /// Counts of coverage records by disposition.
+  std::vector<std::pair<std::string, std::int64_t>> coverage_counts(std::int64_t run_id = 0);
   /// Counts of results by disposition (for summaries).
   std::vector<std::pair<std::string, std::int64_t>> disposition_counts(std::int64_t run_id = 0);
 

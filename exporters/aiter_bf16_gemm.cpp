@@ -66,8 +66,12 @@ void write_aiter_bf16_gemm(std::ostream& out, const std::vector<AiterBf16GemmRow
 static double round_to(double v, int digits) { return std::stod(csv::py_round(v, digits)); }
 
 std::vector<AiterBf16GemmRow> aiter_bf16_gemm_rows(db::Store& store) {
+  return aiter_bf16_gemm_rows(store.best_results("gemm_bf16"));
+}
+
+std::vector<AiterBf16GemmRow> aiter_bf16_gemm_rows(const std::vector<db::BestRow>& best) {
   std::vector<AiterBf16GemmRow> rows;
-  for (const auto& b : store.best_results("gemm_bf16")) {
+  for (const auto& b : best) {
     const auto p = nlohmann::json::parse(b.problem_json);
     const auto c = nlohmann::json::parse(b.config_json);
     TUNETAB_ASSERT(b.result.disposition == db::Disposition::kPassed && b.result.median_us, "exporting an unvalidated row");
@@ -82,7 +86,7 @@ std::vector<AiterBf16GemmRow> aiter_bf16_gemm_rows(db::Store& store) {
     r.solidx = b.result.config_id;
     r.split_k = c.at("split_k").get<std::int64_t>();
     r.us = round_to(*b.result.median_us, 4);
-    r.kernel_name = "tunetab_gemm_bf16_" + b.config_name;
+    r.kernel_name = "tunetab_" + b.family + "_" + b.config_name;
     r.err_ratio = round_to(b.result.err_ratio.value_or(0), 4);
     r.tflops = round_to(b.result.tflops.value_or(0), 2);
     r.bw = round_to(b.result.bw_gbs.value_or(0), 2);

@@ -35,5 +35,8 @@ void write_aiter_bf16_gemm(std::ostream& out, const std::vector<AiterBf16GemmRow
 
 /// The best passing result of every (device, problem) in the store, as AITER rows (libtype "tunetab").
 std::vector<AiterBf16GemmRow> aiter_bf16_gemm_rows(db::Store& store);
+/// `best` (e.g. Store::covered_results(family)) as AITER rows, one each, in order; kernelName is
+/// "tunetab_<family>_<config>".
+std::vector<AiterBf16GemmRow> aiter_bf16_gemm_rows(const std::vector<db::BestRow>& best);
 
 }  // namespace tunetab::exporters

@@ -8,5 +8,6 @@ bash scripts/deps.sh
 cmake -S . -B build/static -DCMAKE_BUILD_TYPE=Release -DTUNETAB_PLATFORM=nvidia -DTUNETAB_STATIC=ON >/dev/null
 cmake --build build/static -j "$(nproc)"
 mkdir -p .carry
-cp build/static/tunetab build/static/tests/tunetab_gpu_tests build/static/tests/tunetab_unit_tests .carry/
+cp build/static/tunetab build/static/tests/tunetab_gpu_tests build/static/tests/tunetab_safety_gpu_tests \
+  build/static/tests/tunetab_unit_tests .carry/
 ls -la .carry

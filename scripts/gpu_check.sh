@@ -23,8 +23,23 @@ step tune "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" --export "$o
 step resume "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" --no-progress
 step export "$bin/tunetab" export --db "$out/e2e.db" -o "$out/e2e_reexport.csv"
 step same cmp "$out/e2e_bf16_tuned_gemm.csv" "$out/e2e_reexport.csv"
+step verify "$bin/tunetab" verify --table "$out/e2e_bf16_tuned_gemm.csv" --cert "$out/e2e_bf16_tuned_gemm.csv.cert.json"
+# Safety engine: its GPU tests (their own binary: it forks device workers first), then the planted-fault demo:
+# five planted faults (tail store for ragged M, 32-bit offsets wrapping past 2^31 elements, a hang, a skipped
+# tile, a wrong result) beside good configs; each must be caught with its disposition while the run goes on
+# and the good configs give a complete certified table, which verify re-validates.
+step safety "$bin/tunetab_safety_gpu_tests"
+planted_shapes="300,1024,64;1048704,2048,8"
+step planted "$bin/tunetab" tune --plant-faults --db "$out/planted.db" --shapes "$planted_shapes" --m-max 1048704 \
+  --timeout-ms 2000 --top 2 --export "$out/planted_bf16_tuned_gemm.csv" --no-progress
+step planted-resume "$bin/tunetab" tune --plant-faults --db "$out/planted.db" --shapes "$planted_shapes" --m-max 1048704 \
+  --timeout-ms 2000 --top 2 --no-progress
+step planted-verify "$bin/tunetab" verify --table "$out/planted_bf16_tuned_gemm.csv" \
+  --cert "$out/planted_bf16_tuned_gemm.csv.cert.json" --timeout-ms 2000
 grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/gpu.log" || true
 sed -n '/^M /,$p' "$out/tune.log"
+grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/safety.log" || true
+sed -n '/^M /,$p' "$out/planted.log"
 echo "---- gpu_check summary ----"
 printf '%s' "$summary"
 exit $status

@@ -75,6 +75,17 @@ __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {
   return static_cast<u32>(f32_to_bf16(lo)) | (static_cast<u32>(f32_to_bf16(hi)) << 16);
 }
 
+/// One e4m3 byte to fp32. fn (OCP, NVIDIA and gfx950): bias 7, S.1111.111 is NaN, max 448.
+/// fnuz (gfx942): bias 8, 0x80 is the only NaN (no negative zero), max 240.
+__device__ __forceinline__ float fp8_e4m3_to_f32(u32 byte, bool fnuz) {
+  const u32 mag = byte & 0x7fu;
+  if (fnuz ? byte == 0x80u : mag == 0x7fu) return bits_f32(0x7fc00000u);
+  // NOTE: subnormals by an integer product, so no fp32 denormal (flushed on some targets) is involved.
+  const float v = mag < 8u ? static_cast<float>(mag) * (fnuz ? 0.0009765625f : 0.001953125f)
+                           : bits_f32((mag << 20) + ((fnuz ? 119u : 120u) << 23));
+  return bits_f32(f32_bits(v) | ((byte & 0x80u) << 24));
+}
+
 struct alignas(16) u32x4 { u32 x, y, z, w; };
 struct alignas(8) u32x2 { u32 x, y; };
 

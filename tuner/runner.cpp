@@ -1,13 +1,17 @@
 #include "tuner/runner.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <limits>
-#include <map>
-#include <memory>
+#include <set>
 #include <thread>
 
+#include "tuner/hash.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/progress.h"
+#include "tuner/safety/coverage.h"
+#include "tuner/safety/executor.h"
 #include "tuner/search.h"
 
 namespace tunetab {
@@ -26,6 +30,12 @@ db::DeviceRecord device_record(const DeviceFacts& f) {
   d.runtime_version = f.runtime_version;
   d.compiler_version = jit::Compiler::version();
   return d;
+}
+
+std::vector<Json> to_json(const std::vector<gemm::Problem>& problems) {
+  std::vector<Json> out;
+  for (const auto& p : problems) out.push_back(p.to_json());
+  return out;
 }
 
 static int default_jobs(int jobs) {
@@ -50,115 +60,237 @@ int compile_and_report(const std::vector<KernelSource>& sources, const std::stri
   return failures;
 }
 
-int compile_check_gemm(const std::vector<gemm::Problem>& problems, const std::string& arch, const TuneOptions& opt,
-                       db::Store* cache) {
-  const Target target = Target::from_arch(arch);
-  std::vector<std::vector<GemmCandidate>> plans;
-  for (const auto& p : problems) plans.push_back(plan_candidates(p, target));
-  return compile_and_report(needed_kernels(plans), arch, opt, cache);
-}
-
 namespace {
 
-/// Per-run cache of loaded modules (one per code object), so problems that share a kernel load it once.
-class ModuleCache {
- public:
-  const Module& get(const db::CodeObjectRecord& rec, int shared_bytes) {
-    auto it = modules_.find(rec.key_hash);
-    if (it == modules_.end()) {
-      auto m = std::make_unique<Module>(rec.binary, rec.lowered_name);
-      it = modules_.emplace(rec.key_hash, std::move(m)).first;
-    }
-    if (shared_bytes > 48 * 1024) it->second->allow_dynamic_shared(shared_bytes);
-    return *it->second;
-  }
+/// Rows of each table group (the problem key without M) and the Ms each row serves under the rule.
+struct Domain {
+  std::map<std::string, std::map<std::int64_t, std::vector<safety::MRange>>> served;  // group -> row M -> ranges
 
- private:
-  std::map<std::string, std::unique_ptr<Module>> modules_;
+  Domain(const FamilyOps& ops, const std::vector<Json>& problems, const TuneOptions& opt) {
+    std::map<std::string, std::set<std::int64_t>> rows;
+    std::map<std::string, std::int64_t> n_of;
+    for (const auto& p : problems) {
+      rows[ops.group_key(p)].insert(ops.m_of(p));
+      n_of[ops.group_key(p)] = ops.lookup_n(p);
+    }
+    for (const auto& [group, ms] : rows) {
+      const auto rule = profile::LookupRule::make(opt.rule, n_of.at(group), opt.m_max);
+      served[group] = safety::served_ranges(rule, ms, opt.m_max);
+    }
+  }
+  /// The Ms the problem's row serves; a row above the domain serves only itself.
+  std::vector<safety::MRange> ranges(const FamilyOps& ops, const Json& p) const {
+    const auto& g = served.at(ops.group_key(p));
+    const auto it = g.find(ops.m_of(p));
+    if (it == g.end() || it->second.empty()) return {{ops.m_of(p), ops.m_of(p)}};
+    return it->second;
+  }
 };
 
-db::Disposition disposition_for(const Error& e) {
-  switch (e.kind()) {
-    case ErrorKind::kCompile: return Disposition::kCompileFailed;
-    case ErrorKind::kFault: return Disposition::kFaulted;
-    case ErrorKind::kTimeout: return Disposition::kTimedOut;
-    case ErrorKind::kIncorrect: return Disposition::kIncorrect;
-    case ErrorKind::kOutOfBounds: return Disposition::kOutOfBounds;
-    case ErrorKind::kDeviceLimit:
-    case ErrorKind::kLaunch: return Disposition::kLaunchFailed;
-    default: throw e;
-  }
+/// Distinct code objects the supported candidates need, in a stable order.
+std::vector<KernelSource> needed(const FamilyOps& ops, const std::vector<std::vector<Candidate>>& plans) {
+  std::vector<KernelSource> out;
+  std::set<std::string> seen;
+  for (const auto& plan : plans)
+    for (const auto& cand : plan) {
+      if (cand.unsupported) continue;
+      for (auto& k : ops.kernels(cand.config, cand.index_bits))
+        if (seen.insert(k.name_expression).second) out.push_back(std::move(k));
+    }
+  return out;
 }
 
-void fill_timing(db::ResultRecord& r, const TimingStats& st, const gemm::Problem& p, const char* phase) {
-  r.median_us = st.median_us;
-  r.min_us = st.min_us;
-  r.spread = st.spread;
-  r.iterations = st.iterations;
+void fill_timing(db::ResultRecord& r, const Json& t, double flops, double bytes, const char* phase) {
+  r.median_us = t.at("median_us").get<double>();
+  r.min_us = t.at("min_us").get<double>();
+  r.spread = t.at("spread").get<double>();
+  r.iterations = t.at("iterations").get<std::int64_t>();
   r.timing_phase = phase;
-  r.tflops = static_cast<double>(p.flops()) / (st.median_us * 1e6);
-  r.bw_gbs = static_cast<double>(p.min_bytes()) / (st.median_us * 1e3);
+  r.tflops = flops / (*r.median_us * 1e6);
+  r.bw_gbs = bytes / (*r.median_us * 1e3);
 }
+
+std::optional<double> opt_number(const Json& j, const char* key) {
+  if (j.contains(key) && j.at(key).is_number()) return j.at(key).get<double>();
+  return std::nullopt;
+}
+
+/// Ends an in-process run after a lost context (the result is stored first): nothing more can run on it.
+void end_if_context_lost(const safety::Executor& ex, const Json& reply) {
+  if (!ex.isolated() && reply.value("context_lost", false))
+    throw Error(reply.at("disposition") == "timed_out" ? ErrorKind::kTimeout : ErrorKind::kFault, "", nullptr, 0,
+                reply.at("detail").get<std::string>() + " (in-process: the device context is lost; rerun to continue)");
+}
+
+struct Compiled {
+  const jit::Compiler* compiler = nullptr;
+  db::Store* store = nullptr;
+  std::map<std::string, const db::CodeObjectRecord*> by_name;
+  std::vector<db::CodeObjectRecord> objects;
+  std::deque<db::CodeObjectRecord> extra;  // compiled on demand (a stored result this run did not plan)
+  /// The pipeline's code objects, and the first one that failed to compile (in `failed`).
+  std::vector<const db::CodeObjectRecord*> codes(const FamilyOps& ops, const std::string& config, int bits,
+                                                 const db::CodeObjectRecord** failed) {
+    std::vector<const db::CodeObjectRecord*> out;
+    for (const auto& k : ops.kernels(config, bits)) {
+      auto it = by_name.find(k.name_expression);
+      if (it == by_name.end()) {
+        extra.push_back(jit::compile_all(*compiler, {k}, store, 1, false).at(0));
+        it = by_name.emplace(k.name_expression, &extra.back()).first;
+      }
+      const db::CodeObjectRecord* obj = it->second;
+      if (!obj->ok && !*failed) *failed = obj;
+      out.push_back(obj);
+    }
+    return out;
+  }
+};
 
 }  // namespace
 
+std::vector<KernelSource> needed_sources(const FamilyOps& ops, const std::vector<Json>& problems, const std::string& arch,
+                                         const TuneOptions& opt) {
+  const Target target = Target::from_arch(arch);
+  const Domain domain(ops, problems, opt);
+  std::vector<std::vector<Candidate>> plans;
+  for (const auto& p : problems)
+    plans.push_back(ops.plan(p, target, safety::largest_served(domain.ranges(ops, p), ops.m_of(p))));
+  return needed(ops, plans);
+}
+
+int compile_check(const FamilyOps& ops, const std::vector<Json>& problems, const std::string& arch,
+                  const TuneOptions& opt, db::Store* cache) {
+  return compile_and_report(needed_sources(ops, problems, arch, opt), arch, opt, cache);
+}
+
+int compile_check_gemm(const std::vector<gemm::Problem>& problems, const std::string& arch, const TuneOptions& opt,
+                       db::Store* cache) {
+  return compile_check(family_ops(gemm::kFamily), to_json(problems), arch, opt, cache);
+}
+
 std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems, const TuneOptions& opt, db::Store& store) {
-  const DeviceFacts facts = open_device(opt.device);
+  return tune(family_ops(gemm::kFamily), to_json(problems), opt, store);
+}
+
+std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotCheck>& checks, const TuneOptions& opt,
+                                   db::Store& store) {
+  safety::Executor ex(opt.isolate, opt.device);
+  const Json facts_reply = ex.facts();
+  if (facts_reply.at("count").get<int>() == 0)
+    throw_input("no GPU available (" + facts_reply.value("why", std::string()) + ")");
+  const DeviceFacts facts = safety::facts_from_json(facts_reply.at("facts"));
+  Target unpruned = Target::from_arch(facts.arch);
+  unpruned.max_smem_per_block = facts.max_smem_per_block;
+  jit::Compiler compiler({unpruned.arch, opt.jit_flags});
+  Compiled compiled;
+  compiled.compiler = &compiler;
+  compiled.store = &store;
+  std::vector<SpotResult> out;
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const SpotCheck& c = checks[i];
+    TUNETAB_ASSERT(!c.ms.empty(), "a spot check needs at least one M");
+    const std::int64_t capacity = *std::max_element(c.ms.begin(), c.ms.end());
+    SpotResult r;
+    const db::CodeObjectRecord* failed = nullptr;
+    const auto codes = compiled.codes(ops, c.config, ops.proven_index_bits(c.problem, c.config, capacity), &failed);
+    if (auto why = ops.why_unsupported(ops.with_m(c.problem, capacity), c.config, unpruned)) {
+      r.disposition = db::to_string(Disposition::kNotSupported);
+      r.detail = *why;
+    } else if (failed) {
+      r.disposition = db::to_string(Disposition::kCompileFailed);
+      r.detail = failed->log.substr(0, 2000);
+    } else {
+      const Json req = safety::check_request(ops, c.problem, capacity, opt.seed + 104729 * (i + 1), 1,
+                                             ops.workspace_bytes(ops.with_m(c.problem, capacity), c.config), c.config, codes,
+                                             c.ms, opt.launch_timeout_ms, nullptr);
+      const Json reply = ex.check(req, safety::check_deadline_ms(c.ms.size(), opt.launch_timeout_ms, false));
+      r.disposition = reply.at("disposition").get<std::string>();
+      r.detail = reply.value("detail", std::string());
+      r.checked = reply.value("checked", std::int64_t{0});
+      end_if_context_lost(ex, reply);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& problems, const TuneOptions& opt,
+                                 db::Store& store) {
+  // NOTE: the executor is created before anything here could touch the GPU: an isolated one forks its
+  // worker, which opens the device; this process never does.
+  safety::Executor ex(opt.isolate, opt.device);
+  const Json facts_reply = ex.facts();
+  if (facts_reply.at("count").get<int>() == 0)
+    throw_input("no GPU available (" + facts_reply.value("why", std::string()) + ")");
+  const DeviceFacts facts = safety::facts_from_json(facts_reply.at("facts"));
   Target target = Target::from_arch(facts.arch);
   target.cu_count = facts.cu_count;
   target.max_smem_per_block = facts.max_smem_per_block;
-  std::printf("device %d: %s (%s, %d CUs, %d MHz, L2 %d MiB), %s\n", facts.ordinal, facts.name.c_str(),
+  std::printf("device %d: %s (%s, %d CUs, %d MHz, L2 %d MiB), %s; %s\n", facts.ordinal, facts.name.c_str(),
               facts.arch.c_str(), facts.cu_count, facts.clock_khz / 1000, facts.l2_bytes >> 20,
-              jit::Compiler::version().c_str());
+              jit::Compiler::version().c_str(),
+              opt.isolate ? "candidates run in a worker process" : "candidates run in this process (--no-isolation)");
 
   const std::string version = TUNETAB_VERSION;
   const std::int64_t device_id = store.upsert_device(device_record(facts));
   const std::int64_t run_id = store.begin_run(opt.command_line, version, device_id);
 
-  // 1. Plan: constraints reject before anything compiles.
-  std::vector<std::vector<GemmCandidate>> plans;
-  for (const auto& p : problems) plans.push_back(plan_candidates(p, target));
+  // 1. Plan: constraints reject before anything compiles; the index width is proven for the largest M
+  //    each row serves under the consumer's rule.
+  const Domain domain(ops, problems, opt);
+  std::vector<std::vector<Candidate>> plans;
+  for (const auto& p : problems)
+    plans.push_back(ops.plan(p, target, safety::largest_served(domain.ranges(ops, p), ops.m_of(p))));
 
   // 2. Compile every needed code object in parallel (cached in the store).
-  const auto sources = needed_kernels(plans);
+  const auto sources = needed(ops, plans);
   jit::Compiler compiler({target.arch, opt.jit_flags});
-  const auto objects = jit::compile_all(compiler, sources, &store, default_jobs(opt.jobs), opt.progress);
-  std::map<std::string, const db::CodeObjectRecord*> by_name;
-  for (std::size_t i = 0; i < sources.size(); ++i) by_name[sources[i].name_expression] = &objects[i];
+  Compiled compiled;
+  compiled.compiler = &compiler;
+  compiled.store = &store;
+  compiled.objects = jit::compile_all(compiler, sources, &store, default_jobs(opt.jobs), opt.progress);
+  for (std::size_t i = 0; i < sources.size(); ++i) compiled.by_name[sources[i].name_expression] = &compiled.objects[i];
 
-  Stream stream;
-  ModuleCache modules;
-  std::vector<ProblemSummary> summaries;
+  // Tiered search: anchor rows first, so every other row can start from their results.
+  const bool tiered = !opt.anchor_ms.empty();
+  std::vector<std::size_t> order;
+  for (int anchors_pass = 1; anchors_pass >= 0; --anchors_pass)
+    for (std::size_t pi = 0; pi < problems.size(); ++pi)
+      if ((!tiered || opt.anchor_ms.count(ops.m_of(problems[pi]))) == (anchors_pass == 1)) order.push_back(pi);
+
+  std::vector<ProblemSummary> summaries(problems.size());
   try {
-    for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-      const gemm::Problem& p = problems[pi];
-      const std::int64_t problem_id = store.upsert_problem(gemm::kFamily, p.key(), p.to_json().dump());
+    for (std::size_t pi : order) {
+      const Json& p = problems[pi];
+      const std::string tolerance = ops.tolerance(p).to_json().dump();
+      const std::int64_t problem_id = store.upsert_problem(ops.family(), ops.key(p), p.dump());
+      const std::int64_t m = ops.m_of(p);
       ProblemSummary sum;
       sum.problem = p;
-
-      std::size_t workspace = 0;
+      sum.key = ops.key(p);
+      sum.device = facts.name;
+      const int sets = rotating_sets_for(static_cast<std::int64_t>(ops.min_bytes(p)), facts.l2_bytes);
+      const std::uint64_t seed = opt.seed + pi;
+      // One case per problem in the worker, sized for the largest workspace of any candidate.
+      std::size_t ws_max = 0;
       for (const auto& c : plans[pi])
-        if (!c.unsupported && c.config.split_k > 1)
-          workspace = std::max<std::size_t>(workspace, static_cast<std::size_t>(c.config.split_k) * p.m * p.n * 4);
-      const int sets = rotating_sets_for(p.min_bytes(), facts.l2_bytes);
-      gemm::Workload work(p, opt.seed + pi, sets, workspace);
+        if (!c.unsupported) ws_max = std::max(ws_max, ops.workspace_bytes(p, c.config));
 
-      Progress progress("tune " + p.key(), plans[pi].size(), opt.progress);
       std::vector<std::int64_t> screened_ids;
       std::vector<double> screened_us;
-      std::vector<const GemmCandidate*> screened;
-      std::map<std::int64_t, std::string> config_names;
-      for (const GemmCandidate& cand : plans[pi]) {
-        progress.tick();
-        const std::int64_t config_id = store.upsert_config(gemm::kFamily, cand.config.name(), cand.config.to_json().dump());
-        config_names[config_id] = cand.config.name();
-        if (auto done = store.find_result(device_id, problem_id, config_id, version)) {  // resume
+      std::vector<const Candidate*> screened;
+      // Runs (or finds stored) one candidate; a passing one joins the screened.
+      auto run_candidate = [&](const Candidate& cand) {
+        const std::int64_t config_id = store.upsert_config(ops.family(), cand.config, ops.config_json(cand.config).dump());
+        if (auto done = store.find_result(device_id, problem_id, config_id, version)) {  // resume; quarantine
+          ++sum.dispositions[db::to_string(done->disposition)];
+          sum.config_dispositions[cand.config] = db::to_string(done->disposition) + ": " + done->detail;
           if (done->disposition == Disposition::kPassed) {
             screened_ids.push_back(config_id);
             screened_us.push_back(*done->median_us);
             screened.push_back(&cand);
           }
-          continue;
+          return;
         }
         db::ResultRecord r;
         r.run_id = run_id;
@@ -166,50 +298,107 @@ std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems
         r.problem_id = problem_id;
         r.config_id = config_id;
         r.index_bits = cand.index_bits;
+        r.proof_m = cand.proof_m;
+        r.tolerance = tolerance;
         if (cand.unsupported) {
           r.disposition = Disposition::kNotSupported;
           r.detail = *cand.unsupported;
-          store.put_result(r, version);
-          continue;
+        } else {
+          const db::CodeObjectRecord* failed = nullptr;
+          const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
+          r.code_key = codes.front()->key_hash;
+          if (failed) {
+            r.disposition = Disposition::kCompileFailed;
+            r.detail = "compile error in `" + failed->name_expression + "`: " + failed->log.substr(0, 4000);
+          } else {
+            const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {m},
+                                                   opt.launch_timeout_ms, safety::timing_request(opt.screen, m));
+            const Json reply = ex.check(req, safety::check_deadline_ms(1, opt.launch_timeout_ms, true));
+            r.disposition = db::disposition_from_string(reply.at("disposition"));
+            r.detail = reply.value("detail", std::string());
+            r.rel_l2 = opt_number(reply, "rel_l2");
+            r.max_abs = opt_number(reply, "max_abs");
+            r.err_ratio = opt_number(reply, "err_ratio");
+            if (r.disposition == Disposition::kPassed) fill_timing(r, reply.at("timing"), ops.flops(p), ops.min_bytes(p), "screen");
+            store.put_result(r, version);
+            ++sum.dispositions[db::to_string(r.disposition)];
+            sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
+            end_if_context_lost(ex, reply);
+            if (r.disposition == Disposition::kPassed) {
+              screened_ids.push_back(config_id);
+              screened_us.push_back(*r.median_us);
+              screened.push_back(&cand);
+            }
+            return;
+          }
         }
-        const auto ks = gemm::kernels(cand.config, cand.index_bits);
-        const db::CodeObjectRecord* obj = by_name.at(ks[0].name_expression);
-        r.code_key = obj->key_hash;
-        try {
-          if (!obj->ok) throw Error(ErrorKind::kCompile, "", nullptr, 0, obj->log.substr(0, 4000));
-          const std::vector<const Module*> pipeline = {&modules.get(*obj, cand.config.shared_bytes())};
-          // Validate: NaN-poisoned output, one launch with a bounded wait, compare with the reference.
-          work.poison_output();
-          work.launch(cand.config, pipeline, 0, stream);
-          if (!stream.synchronize_for(opt.launch_timeout_ms))
-            throw Error(ErrorKind::kTimeout, "", nullptr, 0, "no completion within " + std::to_string(opt.launch_timeout_ms) + " ms");
-          if (auto oob = work.guard_violation()) throw Error(ErrorKind::kOutOfBounds, "", nullptr, 0, *oob);
-          const gemm::Comparison cmp = gemm::compare(work.download_output(), work.reference(), gemm::Tolerance{});
-          r.rel_l2 = cmp.rel_l2;
-          r.max_abs = cmp.max_abs;
-          r.err_ratio = cmp.err_ratio;
-          if (!cmp.passed) throw Error(ErrorKind::kIncorrect, "", nullptr, 0, cmp.summary());
-          // Screen timing.
-          const TimingStats st = time_launches(
-              [&](int i) { work.launch(cand.config, pipeline, i % work.sets(), stream); }, stream, opt.screen);
-          fill_timing(r, st, p, "screen");
-          r.disposition = Disposition::kPassed;
-          store.put_result(r, version);
-          screened_ids.push_back(config_id);
-          screened_us.push_back(st.median_us);
-          screened.push_back(&cand);
-        } catch (const Error& e) {
-          r.disposition = disposition_for(e);
-          r.detail = e.what();
-          store.put_result(r, version);
-          if (r.disposition == Disposition::kFaulted || r.disposition == Disposition::kTimedOut) throw;
-          continue;
+        store.put_result(r, version);
+        ++sum.dispositions[db::to_string(r.disposition)];
+        sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
+      };
+
+      // Which candidates this row tries: all of them, or (tiered, not an anchor) the nearest anchors' best
+      // and what they could not run; unsupported ones are stored either way (it costs nothing).
+      std::vector<const Candidate*> first, rest;
+      sum.search = "full";
+      if (!tiered || opt.anchor_ms.count(m)) {
+        for (const Candidate& c : plans[pi]) first.push_back(&c);
+      } else {
+        const std::string group = ops.group_key(p);
+        std::optional<std::size_t> below, above;
+        for (std::size_t aj = 0; aj < problems.size(); ++aj) {
+          const std::int64_t am = ops.m_of(problems[aj]);
+          if (!opt.anchor_ms.count(am) || ops.group_key(problems[aj]) != group) continue;
+          if (am < m && (!below || am > ops.m_of(problems[*below]))) below = aj;
+          if (am > m && (!above || am < ops.m_of(problems[*above]))) above = aj;
         }
+        std::vector<std::vector<std::string>> ranked;
+        std::vector<std::set<std::string>> supported;
+        std::string anchors_text;
+        for (const auto& aj : {below, above}) {
+          if (!aj) continue;
+          const std::int64_t pid = store.upsert_problem(ops.family(), ops.key(problems[*aj]), problems[*aj].dump());
+          std::vector<std::string> names;
+          for (const auto& r : store.passed_results(device_id, pid, version)) names.push_back(store.config_name(r.config_id));
+          ranked.push_back(std::move(names));
+          std::set<std::string> sup;
+          for (const Candidate& c : plans[*aj])
+            if (!c.unsupported) sup.insert(c.config);
+          supported.push_back(std::move(sup));
+          if (!anchors_text.empty()) anchors_text += ",";
+          anchors_text += std::to_string(ops.m_of(problems[*aj]));
+        }
+        std::vector<std::string> here;
+        for (const Candidate& c : plans[pi])
+          if (!c.unsupported) here.push_back(c.config);
+        const auto chosen = tiered_configs(ranked, supported, here, opt.tier_keep);
+        const std::set<std::string> chosen_set(chosen.begin(), chosen.end());
+        for (const Candidate& c : plans[pi]) (c.unsupported || chosen_set.count(c.config) ? first : rest).push_back(&c);
+        sum.search = "tiered: " + std::to_string(chosen.size()) + " of " + std::to_string(here.size()) +
+                     " supported configs (the best " + std::to_string(opt.tier_keep) + " of anchor rows M=" + anchors_text +
+                     ", and those the anchors could not run)";
+      }
+      Progress progress("tune " + sum.key, first.size(), opt.progress);
+      for (const Candidate* cand : first) {
+        progress.tick();
+        run_candidate(*cand);
       }
       progress.done();
+      if (screened.empty() && !rest.empty()) {
+        // NOTE: none of the anchors' best passes here: this row gets the rest of the space after all.
+        sum.search += "; none passed, so the remaining " + std::to_string(rest.size()) + " were swept";
+        Progress more("tune " + sum.key + " (rest)", rest.size(), opt.progress);
+        for (const Candidate* cand : rest) {
+          more.tick();
+          run_candidate(*cand);
+        }
+        more.done();
+        rest.clear();
+      }
+      sum.skipped = static_cast<int>(rest.size());
 
-      // Final phase: re-time the fastest few carefully; the best of these is what export picks. A rerun
-      // only completes a final phase a kill cut short: it never re-measures a finished one.
+      // Final phase: re-time the fastest few carefully. A rerun only completes a final phase a kill cut
+      // short: it never re-measures a finished one.
       std::size_t finals = 0;
       std::vector<double> pending_us = screened_us;
       for (std::size_t i = 0; i < screened.size(); ++i) {
@@ -221,15 +410,23 @@ std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems
       }
       const std::size_t want = std::min(opt.final_top, screened.size());
       for (std::size_t idx : fastest(pending_us, want > finals ? want - finals : 0)) {
-        const GemmCandidate& cand = *screened[idx];
+        const Candidate& cand = *screened[idx];
         auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
-        const auto ks = gemm::kernels(cand.config, cand.index_bits);
-        const std::vector<const Module*> pipeline = {&modules.get(*by_name.at(ks[0].name_expression), cand.config.shared_bytes())};
-        const TimingStats st = time_launches(
-            [&](int i) { work.launch(cand.config, pipeline, i % work.sets(), stream); }, stream, opt.final);
-        fill_timing(*r, st, p, "final");
+        const db::CodeObjectRecord* failed = nullptr;
+        const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
+        const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {}, opt.launch_timeout_ms,
+                                               safety::timing_request(opt.final, m));
+        const Json reply = ex.check(req, safety::check_deadline_ms(0, opt.launch_timeout_ms, true));
         r->run_id = run_id;
+        if (reply.at("disposition") == "passed") {
+          fill_timing(*r, reply.at("timing"), ops.flops(p), ops.min_bytes(p), "final");
+        } else {
+          // A candidate that fails while being timed is quarantined like any other failure.
+          r->disposition = db::disposition_from_string(reply.at("disposition"));
+          r->detail = "while timing: " + reply.value("detail", std::string());
+        }
         store.put_result(*r, version);
+        end_if_context_lost(ex, reply);
       }
       const auto passed = store.passed_results(device_id, problem_id, version);  // fastest first
       const db::ResultRecord* best = nullptr;
@@ -237,7 +434,7 @@ std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems
         if (r.timing_phase == "final" && (!best || *r.median_us < *best->median_us)) best = &r;
       if (!best && !passed.empty()) best = &passed.front();
       if (best) {
-        sum.best_config = config_names.at(best->config_id);
+        sum.best_config = store.config_name(best->config_id);
         sum.median_us = *best->median_us;
         sum.min_us = *best->min_us;
         sum.spread = *best->spread;
@@ -245,14 +442,128 @@ std::vector<ProblemSummary> tune_gemm(const std::vector<gemm::Problem>& problems
         sum.gbs = *best->bw_gbs;
       }
       for (const auto& cand : plans[pi]) sum.unsupported += cand.unsupported ? 1 : 0;
-      sum.passed = static_cast<int>(screened.size());
-      sum.failed = static_cast<int>(plans[pi].size()) - sum.passed - sum.unsupported;
-      summaries.push_back(sum);
+      sum.passed = static_cast<int>(passed.size());
+      sum.failed = static_cast<int>(plans[pi].size()) - sum.passed - sum.unsupported - sum.skipped;
+      summaries[pi] = std::move(sum);
+    }
+
+    // 3. Coverage: the row's fastest passing candidate (final timings first) on every M it serves; the
+    //    next-best when it fails. Failures are stored and never retried for the same domain.
+    if (opt.coverage) {
+      Target unpruned = target;
+      unpruned.cu_count = 0;  // NOTE: split-K's occupancy pruning is about speed, not correctness
+      for (std::size_t pi = 0; pi < problems.size(); ++pi) {
+        const Json& p = problems[pi];
+        ProblemSummary& sum = summaries[pi];
+        const std::int64_t problem_id = store.upsert_problem(ops.family(), ops.key(p), p.dump());
+        const auto ranges = domain.ranges(ops, p);
+        const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
+        const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
+        auto passed = store.passed_results(device_id, problem_id, version);
+        std::stable_sort(passed.begin(), passed.end(), [](const db::ResultRecord& a, const db::ResultRecord& b) {
+          return (a.timing_phase == "final") > (b.timing_phase == "final");
+        });
+        for (const auto& r : passed) {
+          const std::string config = store.config_name(r.config_id);
+          if (auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom)) {
+            if (done->disposition == Disposition::kPassed) {
+              sum.covered_config = config;
+              sum.covered_ms = done->ms_checked;
+              break;
+            }
+            sum.coverage_failures.push_back(config + ": " + db::to_string(done->disposition) + ": " + done->detail);
+            continue;
+          }
+          db::CoverageRecord cr;
+          cr.run_id = run_id;
+          cr.device_id = device_id;
+          cr.problem_id = problem_id;
+          cr.config_id = r.config_id;
+          cr.domain = dom;
+          cr.served = safety::ranges_json(ranges).dump();
+          cr.every_m_limit = opt.every_m_limit;
+          cr.index_bits = r.index_bits;
+          cr.proof_m = proof_m;
+          Json bounds = Json::array();
+          for (const auto& b : ops.index_bounds(ops.with_m(p, proof_m), config))
+            bounds.push_back({{"buffer", b.buffer}, {"max_offset", b.max_offset}});
+          cr.index_bounds = bounds.dump();
+          cr.tolerance = ops.tolerance(p).to_json().dump();
+          const auto widths = safety::row_widths(ops.index_bounds(ops.with_m(p, 1), config),
+                                                 ops.index_bounds(ops.with_m(p, 2), config));
+          const safety::CoverageSet set = safety::coverage_ms(ranges, opt.every_m_limit, widths);
+          cr.sampled = Json(set.sampled).dump();
+          const std::vector<std::int64_t> ms = set.all();
+          const db::CodeObjectRecord* failed = nullptr;
+          const auto codes = compiled.codes(ops, config, r.index_bits, &failed);
+          if (codes.size() == 1) {
+            cr.code_key = codes.front()->key_hash;
+            cr.code_hash = safety::code_hash(*codes.front());
+          } else {
+            // NOTE: a pipeline (fused MoE): every code object's key, and one hash over all of them in order.
+            std::string hashes;
+            for (const auto* c : codes) {
+              if (!cr.code_key.empty()) cr.code_key += "+";
+              cr.code_key += c->key_hash;
+              hashes += safety::code_hash(*c);
+            }
+            cr.code_hash = hash_hex(hashes);
+          }
+          const int proven = ops.proven_index_bits(p, config, proof_m);
+          std::optional<std::string> unsupported_at;
+          for (std::int64_t mm : ms)
+            if (auto why = ops.why_unsupported(ops.with_m(p, mm), config, unpruned)) {
+              unsupported_at = "M=" + std::to_string(mm) + ": " + *why;
+              cr.failed_m = mm;
+              break;
+            }
+          if (proven > r.index_bits) {
+            cr.disposition = Disposition::kNotSupported;
+            cr.detail = "index proof: offsets reach 2^31 at M=" + std::to_string(proof_m) + " but the " +
+                        std::to_string(r.index_bits) + "-bit instance ran";
+          } else if (unsupported_at) {
+            cr.disposition = Disposition::kNotSupported;
+            cr.detail = *unsupported_at;
+          } else if (failed) {
+            cr.disposition = Disposition::kCompileFailed;
+            cr.detail = failed->log.substr(0, 4000);
+          } else {
+            const std::int64_t capacity = *std::max_element(ms.begin(), ms.end());
+            const int sets = 1;
+            const Json req = safety::check_request(ops, p, capacity, opt.seed + 7919 * (pi + 1), sets,
+                                                   ops.workspace_bytes(ops.with_m(p, capacity), config), config, codes,
+                                                   ms, opt.launch_timeout_ms, nullptr);
+            if (opt.progress)
+              std::fprintf(stderr, "coverage %s: %s on %zu Ms (%lld..%lld)\n", ops.key(p).c_str(), config.c_str(), ms.size(),
+                           static_cast<long long>(ms.front()), static_cast<long long>(capacity));
+            const Json reply = ex.check(req, safety::check_deadline_ms(ms.size(), opt.launch_timeout_ms, false));
+            cr.disposition = db::disposition_from_string(reply.at("disposition"));
+            cr.detail = reply.value("detail", std::string());
+            cr.ms_checked = reply.value("checked", std::int64_t{0});
+            if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
+            cr.rel_l2 = opt_number(reply, "rel_l2");
+            cr.max_abs = opt_number(reply, "max_abs");
+            cr.err_ratio = opt_number(reply, "err_ratio");
+            store.put_coverage(cr, version);
+            end_if_context_lost(ex, reply);
+            if (cr.disposition == Disposition::kPassed) {
+              sum.covered_config = config;
+              sum.covered_ms = cr.ms_checked;
+              break;
+            }
+            sum.coverage_failures.push_back(config + ": " + db::to_string(cr.disposition) + ": " + cr.detail);
+            continue;
+          }
+          store.put_coverage(cr, version);
+          sum.coverage_failures.push_back(config + ": " + db::to_string(cr.disposition) + ": " + cr.detail);
+        }
+      }
     }
   } catch (...) {
     store.finish_run(run_id, "failed");
     throw;
   }
+  if (ex.restarts() > 0) std::printf("worker replaced %d time(s) after faults or hangs\n", ex.restarts());
   store.finish_run(run_id, "finished");
   return summaries;
 }

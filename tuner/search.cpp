@@ -38,4 +38,30 @@ std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size
   return idx;
 }
 
+std::vector<std::string> tiered_configs(const std::vector<std::vector<std::string>>& anchor_ranked,
+                                        const std::vector<std::set<std::string>>& anchor_supported,
+                                        const std::vector<std::string>& supported_here, std::size_t keep) {
+  const std::set<std::string> here(supported_here.begin(), supported_here.end());
+  std::vector<std::string> out;
+  std::set<std::string> taken;
+  auto take = [&](const std::string& c) {
+    if (here.count(c) && taken.insert(c).second) out.push_back(c);
+  };
+  for (const auto& ranked : anchor_ranked) {
+    std::size_t n = 0;
+    for (const auto& c : ranked) {
+      if (n == keep) break;
+      if (!here.count(c)) continue;  // NOTE: a config this row cannot run does not use up a place
+      take(c);
+      ++n;
+    }
+  }
+  for (const auto& c : supported_here) {
+    bool seen = false;
+    for (const auto& s : anchor_supported) seen = seen || s.count(c) > 0;
+    if (!seen) take(c);
+  }
+  return out;
+}
+
 }  // namespace tunetab

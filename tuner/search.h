@@ -3,6 +3,7 @@
 // a short screen of every passing candidate and a careful re-time of the fastest few.
 #pragma once
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,5 +25,13 @@ std::vector<KernelSource> needed_kernels(const std::vector<std::vector<GemmCandi
 
 /// The `n` fastest by screen time, for the final re-time.
 std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size_t n);
+
+/// Tiered search: the configs a row between anchor rows tries, in order: the `keep` fastest passing configs
+/// of each nearest anchor (`anchor_ranked`, fastest first), then every config of `supported_here` that no
+/// nearest anchor supported (`anchor_supported`: it was never measured there, e.g. the only config for this
+/// M). Only configs in `supported_here` are returned, each once.
+std::vector<std::string> tiered_configs(const std::vector<std::vector<std::string>>& anchor_ranked,
+                                        const std::vector<std::set<std::string>>& anchor_supported,
+                                        const std::vector<std::string>& supported_here, std::size_t keep);
 
 }  // namespace tunetab

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "tuner/error.h"
 
@@ -50,24 +51,25 @@ bool read_all(int fd, void* data, std::size_t n, std::chrono::steady_clock::time
   return true;
 }
 
-bool send_message(int fd, const std::string& text) {
-  const std::uint64_t size = text.size();
-  return write_all(fd, &size, sizeof(size)) && write_all(fd, text.data(), text.size());
+bool send_message(int fd, const nlohmann::json& j) {
+  const std::vector<std::uint8_t> bytes = nlohmann::json::to_cbor(j);
+  const std::uint64_t size = bytes.size();
+  return write_all(fd, &size, sizeof(size)) && write_all(fd, bytes.data(), bytes.size());
 }
 
 [[noreturn]] void serve(int in, int out, const Worker::Handler& handler) {
   for (;;) {
     std::uint64_t size = 0;
     if (!read_all(in, &size, sizeof(size), {}, nullptr)) ::_exit(0);  // parent gone or closed the pipe
-    std::string text(size, '\0');
-    if (!read_all(in, text.data(), size, {}, nullptr)) ::_exit(0);
+    std::vector<std::uint8_t> bytes(size);
+    if (!read_all(in, bytes.data(), size, {}, nullptr)) ::_exit(0);
     nlohmann::json reply;
     try {
-      reply = handler(nlohmann::json::parse(text));
+      reply = handler(nlohmann::json::from_cbor(bytes));
     } catch (const std::exception& e) {
       reply = {{"error", e.what()}};
     }
-    if (!send_message(out, reply.dump())) ::_exit(0);
+    if (!send_message(out, reply)) ::_exit(0);
   }
 }
 
@@ -123,12 +125,12 @@ WorkerReply Worker::call(const nlohmann::json& request, double timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(static_cast<std::int64_t>(timeout_ms * 1000));
   bool timed_out = false;
   std::uint64_t size = 0;
-  std::string text;
-  const bool ok = send_message(to_child_, request.dump()) &&
+  std::vector<std::uint8_t> bytes;
+  const bool ok = send_message(to_child_, request) &&
                   read_all(from_child_, &size, sizeof(size), deadline, &timed_out) &&
-                  (text.resize(size), read_all(from_child_, text.data(), size, deadline, &timed_out));
+                  (bytes.resize(size), read_all(from_child_, bytes.data(), size, deadline, &timed_out));
   if (ok) {
-    reply.body = nlohmann::json::parse(text);
+    reply.body = nlohmann::json::from_cbor(bytes);
     return reply;
   }
   if (timed_out) {

@@ -1,6 +1,6 @@
 // Worker processes: a job runs in a child process, so a GPU fault, an abort or a hang costs that child,
-// not the run. The parent sends JSON requests over a pipe, waits with a deadline, and replaces the child
-// after a crash or a timeout. Children are forked before the parent touches the GPU (a CUDA/HIP context
+// not the run. The parent sends JSON requests over a pipe (as CBOR, so binary values such as code objects
+// travel as bytes), waits with a deadline, and replaces the child after a crash or a timeout. Children are forked before the parent touches the GPU (a CUDA/HIP context
 // does not survive fork), each opening its own device.
 #pragma once
 #include <sys/types.h>
@@ -34,6 +34,9 @@ class Worker {
   WorkerReply call(const nlohmann::json& request, double timeout_ms);
   /// Children started so far beyond the first.
   int restarts() const { return restarts_; }
+  /// Kills and reaps the child (if any): after a reply that says its device context is lost.
+  void reset() { stop(true); }
+  bool running() const { return pid_ >= 0; }
 
  private:
   void start();

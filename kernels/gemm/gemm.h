@@ -86,17 +86,27 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits);
 /// Device inputs and outputs for one problem, with rotating copies for timing.
 class Workload {
  public:
+  /// Buffers sized for p.m rows (the capacity); set_m() then serves any smaller M from the same allocation.
   Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std::size_t workspace_bytes);
   int sets() const { return static_cast<int>(sets_.size()); }
+  std::int64_t capacity_m() const { return capacity_m_; }
+  std::int64_t m() const { return p_.m; }
+  /// Launches, checks and downloads from now on use M = m (1..capacity_m()); the inputs' first m rows and
+  /// the reference's first m rows are the capacity's, so nothing is reallocated or recomputed.
+  void set_m(std::int64_t m);
   /// Launches the candidate on input set `set`.
   void launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s);
   /// Before a validation launch: set 0's output to NaN (0xFFFF), so any element left unwritten fails,
   /// and every guard band re-armed.
   void poison_output();
-  /// After a validation launch: the first buffer whose guard band changed, as "C: 2 bytes after ...".
+  /// After a validation launch: the first buffer whose guard band changed, as "C: 2 bytes after ...". Below
+  /// the capacity, the guard-sized window of C right after row m is checked as well.
   std::optional<std::string> guard_violation() const;
   std::vector<std::uint16_t> download_output() const;
-  /// C = A B^T on the CPU (Eigen, fp32 accumulation), computed once and cached.
+  /// Set 0's output on the device (the capacity's allocation; the current M uses its first m * n elements).
+  const void* device_output() const { return sets_[0].c.get(); }
+  /// C = A B^T on the CPU (Eigen, fp32 accumulation) at the capacity, computed once and cached; the
+  /// current M's reference is its first m * n elements.
   const std::vector<float>& reference();
 
  private:
@@ -108,6 +118,8 @@ class Workload {
   std::vector<float> ref_;
   std::vector<Set> sets_;
   DeviceBuffer workspace_, counters_;
+  std::int64_t capacity_m_ = 0;
+  std::size_t guard_ = 0;
 };
 
 /// Elementwise comparison of a bf16 output with the fp32 reference.
@@ -126,6 +138,8 @@ struct Tolerance {
   double max_rel_l2 = 5e-3;
 };
 Comparison compare(const std::vector<std::uint16_t>& out, const std::vector<float>& ref, const Tolerance& tol);
+/// The same over the first `count` elements of `ref` (a smaller M's prefix of the capacity's reference).
+Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count, const Tolerance& tol);
 
 /// Host-side reference (Eigen), exposed for tests.
 std::vector<float> reference_gemm(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,

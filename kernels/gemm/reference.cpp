@@ -59,7 +59,11 @@ std::string Comparison::summary() const {
 
 Comparison compare(const std::vector<std::uint16_t>& out, const std::vector<float>& ref, const Tolerance& tol) {
   TUNETAB_ASSERT(out.size() == ref.size(), "output and reference sizes differ");
-  const std::int64_t n = static_cast<std::int64_t>(ref.size());
+  return compare(out.data(), ref.data(), ref.size(), tol);
+}
+
+Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count, const Tolerance& tol) {
+  const std::int64_t n = static_cast<std::int64_t>(count);
   double ref_sq = 0;
 #pragma omp parallel for reduction(+ : ref_sq)
   for (std::int64_t i = 0; i < n; ++i) ref_sq += static_cast<double>(ref[i]) * ref[i];
@@ -107,7 +111,7 @@ struct GemmArgs {
 };
 
 Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std::size_t workspace_bytes)
-    : p_(p) {
+    : p_(p), capacity_m_(p.m) {
   a_ = random_bf16(static_cast<std::size_t>(p.m * p.k), seed);
   b_ = random_bf16(static_cast<std::size_t>(p.n * p.k), seed ^ 0x5bd1e995ull);
   const std::size_t a_bytes = a_.size() * 2, b_bytes = b_.size() * 2, c_bytes = static_cast<std::size_t>(p.m * p.n) * 2;
@@ -115,6 +119,7 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
   // operand, 64 KiB to 1 MiB a side. A store past an end corrupts the bytes next to it first; one that
   // jumps a whole band is left to compute-sanitizer.
   const std::size_t guard = std::clamp<std::size_t>(16 * static_cast<std::size_t>(std::max(p.n, p.k)) * 4, 64 << 10, 1 << 20);
+  guard_ = guard;
   for (int s = 0; s < std::max(1, rotating_sets); ++s) {
     const std::size_t g = s == 0 ? guard : 0;
     Set set{DeviceBuffer(a_bytes, g), DeviceBuffer(b_bytes, g), DeviceBuffer(c_bytes, g)};
@@ -162,8 +167,23 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   tunetab::launch(*pipeline[0], d, s, params);
 }
 
+void Workload::set_m(std::int64_t m) {
+  TUNETAB_ASSERT(m >= 1 && m <= capacity_m_, "set_m(" + std::to_string(m) + ") outside 1.." + std::to_string(capacity_m_));
+  p_.m = m;
+}
+
+/// Bytes of C the current M writes, and the guard-sized window after them that must stay untouched.
+static std::pair<std::size_t, std::size_t> c_window(const Problem& p, std::int64_t capacity_m, std::size_t guard) {
+  const std::size_t used = static_cast<std::size_t>(p.m * p.n) * 2;
+  const std::size_t cap = static_cast<std::size_t>(capacity_m * p.n) * 2;
+  return {used, std::min(guard, cap - used)};
+}
+
 void Workload::poison_output() {
   sets_[0].c.fill_bytes(0xff);
+  if (const auto [used, window] = c_window(p_, capacity_m_, guard_); window > 0)
+    TUNETAB_HIP_CHECK(hipMemsetD8(reinterpret_cast<hipDeviceptr_t>(static_cast<char*>(sets_[0].c.get()) + used),
+                                  DeviceBuffer::kCanary, window));
   for (DeviceBuffer* b : {&sets_[0].a, &sets_[0].b, &sets_[0].c, &workspace_, &counters_}) b->arm_guards();
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
 }
@@ -176,6 +196,14 @@ std::optional<std::string> Workload::guard_violation() const {
       return std::string(name) + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
              " the buffer, nearest at byte offset " + std::to_string(v->offset) + " (buffer is " +
              std::to_string(buf->bytes()) + " bytes)";
+  if (const auto [used, window] = c_window(p_, capacity_m_, guard_); window > 0) {
+    std::vector<unsigned char> band(window);
+    sets_[0].c.download(band.data(), window, used);
+    if (auto v = find_guard_violation({}, band, used, DeviceBuffer::kCanary))
+      return "C: " + std::to_string(v->corrupted_bytes) + " byte(s) written after the M=" + std::to_string(p_.m) +
+             " rows, nearest at byte offset " + std::to_string(v->offset) + " (M=" + std::to_string(p_.m) + " uses " +
+             std::to_string(used) + " bytes of a " + std::to_string(capacity_m_) + "-row allocation)";
+  }
   return std::nullopt;
 }
 
@@ -186,7 +214,7 @@ std::vector<std::uint16_t> Workload::download_output() const {
 }
 
 const std::vector<float>& Workload::reference() {
-  if (ref_.empty()) ref_ = reference_gemm(a_, b_, p_.m, p_.n, p_.k);
+  if (ref_.empty()) ref_ = reference_gemm(a_, b_, capacity_m_, p_.n, p_.k);
   return ref_;
 }
 

@@ -37,6 +37,24 @@ expect 2 "garbage.db" -- "$tt" db --db "$tmp/garbage.db"
 expect 2 "--format 'vllm-json'" -- "$tt" export --db "$tmp/a.db" --format vllm-json
 expect 2 "--target 'h100'" -- "$tt" compile --target h100
 expect 2 "--index-bits 16" -- "$tt" compile --index-bits 16
+# Safety engine: tune/export/verify options and certificates.
+expect 0 "--plant-faults" -- "$tt" tune --help
+expect 0 "--cert" -- "$tt" verify --help
+expect 2 "--rule: lookup rule 'nearest'|lookup rule 'nearest'" -- "$tt" tune --db "$tmp/a.db" --shapes "16,64,64" --rule nearest
+expect 2 "--m-max 0: expected a positive M" -- "$tt" tune --db "$tmp/a.db" --shapes "16,64,64" --m-max 0
+expect 2 "--export needs coverage" -- "$tt" tune --db "$tmp/a.db" --shapes "16,64,64" --no-coverage --export "$tmp/t.csv"
+expect 2 "-o/--output is required: the certificate" -- "$tt" export --db "$tmp/a.db"
+expect 2 "family 'gemm_fp9'" -- "$tt" export --db "$tmp/a.db" --family gemm_fp9 -o "$tmp/t.csv"
+expect 2 "the option '--table' is required|--table" -- "$tt" verify
+expect 2 "nope.csv: cannot open" -- "$tt" verify --table "$tmp/nope.csv"
+printf 'gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,tflops,bw\nsm_90a,132,16,64,64,False,torch.bfloat16,torch.bfloat16,False,False,tunetab,1,1,3.0,tunetab_gemm_bf16_m16n64k64_w16x16_s4_mma_v8_sk1,0.0,1.0,1.0\n' > "$tmp/t.csv"
+printf '{"format": "tunetab-certificate", "version": 1,' > "$tmp/t.csv.cert.json"
+expect 2 "t.csv.cert.json: malformed JSON" -- "$tt" verify --table "$tmp/t.csv" --cert "$tmp/t.csv.cert.json"
+printf '{"format": "tunetab-certificate", "version": 1, "table": "t.csv"}' > "$tmp/t.csv.cert.json"
+expect 2 "t.csv.cert.json: table_format: missing" -- "$tt" verify --table "$tmp/t.csv" --cert "$tmp/t.csv.cert.json"
+if ! "$tt" devices | grep -q "^0:"; then
+  expect 2 "no GPU available" -- "$tt" verify --table "$tmp/t.csv"
+fi
 
 # shapes: a model's config.json and serving envelope -> keys and buckets.
 expect 0 "--fuse-shared-experts" -- "$tt" shapes --help
@@ -115,5 +133,11 @@ if [ -d "$aiter/model_configs" ]; then
   fi
   expect 0 "summary: 1 keys, 1 complete" -- "$tt" gaps --format aiter-fmoe --table "$aiter/model_configs/glm47_fp8_tuned_fmoe.csv" --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg"
 fi
+# tune --profile: keys no family serves and conflicting options are input errors, before any device work.
+expect 0 "--export-dir" -- "$tt" tune --help
+expect 2 "quant fp8-per-token has no tunetab GEMM family" -- "$tt" tune --db "$tmp/p.db" --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg"
+expect 2 "--shapes: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --shapes "1,64,64"
+expect 2 "--rule/--m-max: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --rule exact
+expect 2 "--export-dir: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --export-dir "$tmp/x"
 echo "$fails failed"
 [ "$fails" = 0 ]

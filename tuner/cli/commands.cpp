@@ -11,6 +11,9 @@
 #include "db/store.h"
 #include "exporters/aiter_bf16_gemm.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm_fp8/gemm_fp8.h"
+#include "kernels/moe/moe.h"
+#include "kernels/validate/validate.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/jit/offline_clang.h"
@@ -43,106 +46,7 @@ const char* kDefaultTarget = "sm_90a";
 const char* kDefaultTarget = "gfx90a";
 #endif
 
-std::vector<gemm::Problem> problems_from(const po::variables_map& vm) {
-  if (vm.count("shapes") && vm.count("shapes-file")) throw_input("give --shapes or --shapes-file, not both");
-  if (vm.count("shapes")) return parse_gemm_shapes(vm["shapes"].as<std::string>());
-  if (vm.count("shapes-file")) return read_aiter_untuned_gemm(vm["shapes-file"].as<std::string>());
-  return default_gemm_shapes();
-}
-
-void add_shape_options(po::options_description& d) {
-  d.add_options()
-      ("shapes", po::value<std::string>(), "shapes as \"M,N,K;M,N,K\" (default: the built-in list)")
-      ("shapes-file", po::value<std::string>(), "AITER untuned GEMM CSV (M,N,K,bias,dtype,outdtype,...)");
-}
-
 }  // namespace
-
-int cmd_tune(const Args& args, const std::string& command_line) {
-  po::options_description d("tune options");
-  add_shape_options(d);
-  TuneOptions opt;
-  d.add_options()
-      ("db", po::value<std::string>()->default_value(kDefaultDb), "SQLite database (created if absent; a rerun resumes)")
-      ("device", po::value<int>(&opt.device)->default_value(0), "GPU ordinal")
-      ("jobs,j", po::value<int>(&opt.jobs)->default_value(0), "parallel compile threads (0: all cores)")
-      ("top", po::value<std::size_t>(&opt.final_top)->default_value(4), "candidates re-timed carefully per shape")
-      ("timeout-ms", po::value<double>(&opt.launch_timeout_ms)->default_value(10000), "per-launch timeout during validation")
-      ("seed", po::value<std::uint64_t>(&opt.seed)->default_value(20261130), "random input seed")
-      ("target", po::value<std::string>()->default_value(kDefaultTarget), "compile target when no GPU is present")
-      ("compile-only", "compile-check every candidate; do not run (implied without a GPU)")
-      ("export", po::value<std::string>(), "after tuning, write the AITER bf16 table here")
-      ("jit-flag", po::value<std::vector<std::string>>(&opt.jit_flags), "extra hipRTC flag (repeatable; part of the cache key)")
-      ("no-progress", "plain output only");
-  po::variables_map vm;
-  if (!parse(args, d, vm, "tunetab tune [--shapes M,N,K;...|--shapes-file F] [--db F] [--export F]")) return 0;
-  opt.progress = !vm.count("no-progress");
-  opt.command_line = command_line;
-  const auto problems = problems_from(vm);
-  db::Store store(vm["db"].as<std::string>());
-
-  std::string why;
-  const int devices = device_count(&why);
-  if (vm.count("compile-only") || devices == 0) {
-    if (devices == 0)
-      std::printf("no GPU available (%s): nothing can be validated or timed here.\n"
-                  "compile-checking every candidate of %zu shapes for %s instead.\n",
-                  why.c_str(), problems.size(), vm["target"].as<std::string>().c_str());
-    const int failures = compile_check_gemm(problems, vm["target"].as<std::string>(), opt, &store);
-    return failures ? 1 : 0;
-  }
-
-  const auto summaries = tune_gemm(problems, opt, store);
-  std::printf("\n%-8s %-6s %-6s %-34s %10s %10s %8s %8s %9s %6s %6s %6s\n", "M", "N", "K", "best config", "median_us",
-              "min_us", "spread", "TFLOP/s", "GB/s", "pass", "fail", "unsup");
-  int missing = 0;
-  for (const auto& s : summaries) {
-    if (s.best_config.empty()) ++missing;
-    std::printf("%-8lld %-6lld %-6lld %-34s %10.3f %10.3f %8.3f %8.1f %9.1f %6d %6d %6d\n",
-                static_cast<long long>(s.problem.m), static_cast<long long>(s.problem.n),
-                static_cast<long long>(s.problem.k), s.best_config.empty() ? "(none passed)" : s.best_config.c_str(),
-                s.median_us, s.min_us, s.spread, s.tflops, s.gbs, s.passed, s.failed, s.unsupported);
-  }
-  if (vm.count("export")) {
-    std::ofstream out(vm["export"].as<std::string>());
-    if (!out) throw_input(vm["export"].as<std::string>() + ": cannot open for writing");
-    const auto rows = exporters::aiter_bf16_gemm_rows(store);
-    exporters::write_aiter_bf16_gemm(out, rows);
-    std::printf("exported %zu rows to %s\n", rows.size(), vm["export"].as<std::string>().c_str());
-  }
-  if (missing) std::fprintf(stderr, "%d shape(s) have no passing candidate\n", missing);
-  return missing ? 1 : 0;
-}
-
-int cmd_export(const Args& args) {
-  po::options_description d("export options");
-  d.add_options()
-      ("db", po::value<std::string>()->default_value(kDefaultDb), "SQLite database written by tune")
-      ("format", po::value<std::string>()->default_value("aiter-bf16-gemm"), "table format: aiter-bf16-gemm")
-      ("output,o", po::value<std::string>(), "output file (default: stdout)");
-  po::variables_map vm;
-  if (!parse(args, d, vm, "tunetab export --format aiter-bf16-gemm [--db F] [-o F]")) return 0;
-  const std::string format = vm["format"].as<std::string>();
-  if (format != "aiter-bf16-gemm") throw_input("--format '" + format + "': supported formats: aiter-bf16-gemm");
-  db::Store store(vm["db"].as<std::string>());
-  const auto rows = exporters::aiter_bf16_gemm_rows(store);
-  std::ostringstream text;
-  exporters::write_aiter_bf16_gemm(text, rows);
-  // Every exporter reads back what it wrote before anything reaches the user.
-  std::istringstream back(text.str());
-  const auto reread = exporters::read_aiter_bf16_gemm(back, "(exported table)");
-  TUNETAB_ASSERT(reread.size() == rows.size(), "exported table does not read back");
-  if (vm.count("output")) {
-    std::ofstream out(vm["output"].as<std::string>());
-    if (!out) throw_input(vm["output"].as<std::string>() + ": cannot open for writing");
-    out << text.str();
-    std::fprintf(stderr, "exported %zu rows to %s\n", rows.size(), vm["output"].as<std::string>().c_str());
-  } else {
-    std::cout << text.str();
-  }
-  if (rows.empty()) std::fprintf(stderr, "warning: the database holds no passing gemm_bf16 result\n");
-  return 0;
-}
 
 int cmd_compile(const Args& args) {
   po::options_description d("compile options");
@@ -153,11 +57,12 @@ int cmd_compile(const Args& args) {
       ("compiler", po::value<std::string>()->default_value("hiprtc"), "hiprtc (the runtime path) or clang (offline, AMD only)")
       ("clang", po::value<std::string>(), "clang++ to use with --compiler clang (default: clang++-19/22 by arch)")
       ("index-bits", po::value<std::vector<int>>()->multitoken(), "index widths to instantiate (default: 32 64)")
+      ("family", po::value<std::string>()->default_value("all"), "gemm_bf16, gemm_fp8_blockscale, moe (fused_moe), validate (the device compare) or all")
       ("db", po::value<std::string>(), "cache compiled code objects in this database")
       ("jobs,j", po::value<int>(&opt.jobs)->default_value(0), "parallel compile threads (0: all cores)")
       ("no-progress", "plain output only");
   po::variables_map vm;
-  if (!parse(args, d, vm, "tunetab compile --target ARCH [--compiler hiprtc|clang]")) return 0;
+  if (!parse(args, d, vm, "tunetab compile --target ARCH [--compiler hiprtc|clang] [--family F]")) return 0;
   opt.progress = !vm.count("no-progress");
   const std::string arch = vm["target"].as<std::string>();
   Target::from_arch(arch);  // validates the name
@@ -167,10 +72,25 @@ int cmd_compile(const Args& args) {
   // The whole space: every distinct code object of every config, at each index width.
   std::vector<KernelSource> sources;
   std::set<std::string> seen;
-  for (int w : widths)
-    for (const auto& c : gemm::enumerate())
-      for (auto& k : gemm::kernels(c, w))
-        if (seen.insert(k.name_expression).second) sources.push_back(std::move(k));
+  const std::string family = vm["family"].as<std::string>();
+  const bool moe_family = family == "moe" || family == moe::kFamily;
+  if (family != "all" && family != gemm::kFamily && family != gemm_fp8::kFamily && !moe_family &&
+      family != validate::kFamily)
+    throw_input("--family '" + family + "': expected gemm_bf16, gemm_fp8_blockscale, moe, validate or all");
+  auto add = [&](std::vector<KernelSource> ks) {
+    for (auto& k : ks)
+      if (seen.insert(k.name_expression).second) sources.push_back(std::move(k));
+  };
+  for (int w : widths) {
+    if (family == "all" || family == gemm::kFamily)
+      for (const auto& c : gemm::enumerate()) add(gemm::kernels(c, w));
+    if (family == "all" || family == gemm_fp8::kFamily)
+      for (const auto& c : gemm_fp8::enumerate()) add(gemm_fp8::kernels(c, w));
+    if (family == "all" || moe_family)
+      for (const auto& c : moe::enumerate()) add(moe::kernels(c, w));
+  }
+  // The device compare of coverage validation: one instance, no index width.
+  if (family == "all" || family == validate::kFamily) add({validate::kernel()});
 
   const std::string compiler = vm["compiler"].as<std::string>();
   if (compiler == "clang") {
@@ -246,6 +166,10 @@ int cmd_db(const Args& args) {
   for (const auto& [disp, n] : store.disposition_counts()) std::printf("  %-15s %lld\n", disp.c_str(), static_cast<long long>(n));
   const auto best = store.best_results("gemm_bf16");
   std::printf("%zu (device, shape) pairs with a validated best config\n", best.size());
+  for (const auto& [disp, n] : store.coverage_counts())
+    std::printf("  coverage %-15s %lld\n", disp.c_str(), static_cast<long long>(n));
+  std::printf("%zu (device, shape) pairs with a row that passed coverage (exportable)\n",
+              store.covered_results("gemm_bf16").size());
   return 0;
 }
 

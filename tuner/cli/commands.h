@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "tuner/profile/envelope.h"
+#include "tuner/profile/matrix.h"
 
 namespace tunetab::cli {
 
@@ -17,6 +18,7 @@ bool parse(const Args& args, boost::program_options::options_description& desc,
 
 int cmd_tune(const Args& args, const std::string& command_line);
 int cmd_export(const Args& args);
+int cmd_verify(const Args& args);
 int cmd_compile(const Args& args);
 int cmd_configs(const Args& args);
 int cmd_devices(const Args& args);
@@ -30,5 +32,9 @@ void write_file(const std::string& path, const std::string& text);
 boost::program_options::options_description deployment_options();
 /// The envelope --profile and the flags describe; `need_model` as profile::envelope_from takes it.
 profile::Envelope deployment_envelope(boost::program_options::variables_map& vm, bool need_model = true);
+/// --fmoe-rule, --gemm-rule and deployment_options(), as `tunetab shapes` and `tunetab tune --profile` take them.
+boost::program_options::options_description matrix_options();
+/// The support matrix matrix_options() describe (the model read, the envelope validated).
+profile::Matrix deployment_matrix(boost::program_options::variables_map& vm);
 
 }  // namespace tunetab::cli

@@ -17,6 +17,7 @@ struct Command {
 
 int tune(const tunetab::cli::Args& a, const std::string& cl) { return tunetab::cli::cmd_tune(a, cl); }
 int exp(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_export(a); }
+int ver(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_verify(a); }
 int comp(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_compile(a); }
 int confs(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_configs(a); }
 int devs(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::cmd_devices(a); }
@@ -27,7 +28,8 @@ int gap(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::
 // clang-format off
 const Command kCommands[] = {
   {"tune",    "compile, validate, time and store every candidate for a shape list", tune},
-  {"export",  "write the best validated rows as a serving-stack table (aiter-bf16-gemm)", exp},
+  {"export",  "write the rows that passed coverage as a serving-stack table (aiter-bf16-gemm) and its certificate", exp},
+  {"verify",  "re-run a table's validation (every served M, guards, poison, reference, index proof) on this GPU", ver},
   {"compile", "compile-check a family's whole config space for a target (no GPU needed)", comp},
   {"configs", "list the config space, and for a shape which configs are supported and why not", confs},
   {"devices", "list the GPUs tunetab sees, with the facts it records", devs},

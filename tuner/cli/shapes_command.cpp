@@ -41,23 +41,34 @@ profile::Envelope deployment_envelope(po::variables_map& vm, bool need_model) {
   return profile::envelope_from(vm, vm.count("profile") ? vm["profile"].as<std::string>() : "", need_model);
 }
 
+po::options_description matrix_options() {
+  po::options_description d("support matrix");
+  d.add_options()
+      ("fmoe-rule", po::value<std::string>()->default_value("aiter-fmoe"), "fused-MoE lookup rule: aiter-fmoe, vllm-nearest or exact")
+      ("gemm-rule", po::value<std::string>()->default_value("aiter-gemm"), "GEMM lookup rule: aiter-gemm, vllm-nearest or exact");
+  d.add(deployment_options());
+  return d;
+}
+
+profile::Matrix deployment_matrix(po::variables_map& vm) {
+  const profile::Rules rules{rule_option(vm, "fmoe-rule"), rule_option(vm, "gemm-rule")};
+  const auto env = deployment_envelope(vm);
+  return profile::derive_matrix(profile::read_model(env.hf_config), env, rules);
+}
+
 int cmd_shapes(const Args& args) {
   po::options_description d("shapes options");
   d.add_options()
       ("format", po::value<std::string>()->default_value("json"),
        "json (every key with its M domain and buckets) or aiter-untuned (AITER's untuned CSVs, a row per bucket)")
-      ("fmoe-rule", po::value<std::string>()->default_value("aiter-fmoe"), "fused-MoE lookup rule: aiter-fmoe, vllm-nearest or exact")
-      ("gemm-rule", po::value<std::string>()->default_value("aiter-gemm"), "GEMM lookup rule: aiter-gemm, vllm-nearest or exact")
       ("output,o", po::value<std::string>(), "json: a file; aiter-untuned: a folder for the CSVs (default: stdout)");
-  d.add(deployment_options());
+  d.add(matrix_options());
   po::variables_map vm;
   if (!parse(args, d, vm, "tunetab shapes (--hf-config F | --profile F) [--tp N --ep N --quant Q ...] [--format json|aiter-untuned] [-o PATH]"))
     return 0;
   const std::string format = vm["format"].as<std::string>();
   if (format != "json" && format != "aiter-untuned") throw_input("--format '" + format + "': expected json or aiter-untuned");
-  const profile::Rules rules{rule_option(vm, "fmoe-rule"), rule_option(vm, "gemm-rule")};
-  const auto env = deployment_envelope(vm);
-  const auto matrix = profile::derive_matrix(profile::read_model(env.hf_config), env, rules);
+  const auto matrix = deployment_matrix(vm);
   const std::string output = vm.count("output") ? vm["output"].as<std::string>() : "";
 
   if (format == "json") {

@@ -1,0 +1,48 @@
+// Pass/fail tolerances per output dtype and quantization. A family's compare() judges each element by
+// |out - ref| <= rtol * |ref| + atol_rms * RMS(ref), and the whole output by relative L2 <= max_rel_l2;
+// NaN or Inf never passes. The values travel with every stored result and into certificates.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/error.h"
+
+namespace tunetab {
+
+struct ToleranceSpec {
+  std::string name;  // "bf16", "fp8_block128", "fp8_per_token"
+  double rtol = 0;
+  double atol_rms = 0;
+  double max_rel_l2 = 0;
+
+  nlohmann::json to_json() const {
+    return {{"name", name}, {"rtol", rtol}, {"atol_rms", atol_rms}, {"max_rel_l2", max_rel_l2}, {"non_finite", "never passes"}};
+  }
+  bool operator==(const ToleranceSpec&) const = default;
+};
+
+// clang-format off
+/// bf16 in, fp32 accumulate, bf16 out: bf16 rounding is 2^-9 relative, 4x margin.
+inline const ToleranceSpec kToleranceBf16        {"bf16",          1.0 / 128, 1e-3, 5e-3};
+/// fp8 e4m3 operands with 1x128 activation and 128x128 weight scales, bf16 out, against the reference on the
+/// dequantized operands: the operands are exact, so the error is the fp8 MMA's reduced-precision
+/// accumulation (about 2^-13 per add on sm_90) plus bf16 rounding.
+inline const ToleranceSpec kToleranceFp8Block128 {"fp8_block128",  1.0 / 64,  2e-3, 1e-2};
+/// A pipeline with a bf16 intermediate (fused MoE: SiLU(gate) * up is stored as bf16, then multiplied again):
+/// where the kernel's and the reference's fp32 sums straddle a rounding boundary the intermediate differs by
+/// one bf16 ulp (2^-8), and the second GEMM carries that into the output. On the H200 the bf16 MoE configs
+/// matched the reference at rel_l2 1.7e-3 but had 6e-5..1.8e-4 of elements just outside bf16's per-element bound.
+inline const ToleranceSpec kToleranceBf16TwoStage {"bf16_2stage",   1.0 / 64,  4e-3, 5e-3};
+/// fp8 with per-token / per-channel scales: the same operand exactness, one scale per row.
+inline const ToleranceSpec kToleranceFp8PerToken {"fp8_per_token", 1.0 / 64,  2e-3, 1e-2};
+// clang-format on
+
+/// The tolerance named `name` (a stored result's or a certificate's); Input error otherwise.
+inline ToleranceSpec tolerance_named(const std::string& name) {
+  for (const ToleranceSpec* t : {&kToleranceBf16, &kToleranceBf16TwoStage, &kToleranceFp8Block128, &kToleranceFp8PerToken})
+    if (t->name == name) return *t;
+  throw_input("tolerance '" + name + "': expected bf16, bf16_2stage, fp8_block128 or fp8_per_token");
+}
+
+}  // namespace tunetab

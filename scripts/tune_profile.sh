@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One bounded call of `tunetab tune --profile` on the GPU machine, resumable across calls (each call of the
+# device tool gets at most 10 minutes and may start on a fresh machine): the database travels as
+# $BIN/<name>.db.gz and comes back in $OUT beside the log and the exported tables (a tar of the export
+# folder, tables and certificates). Put the returned <name>.db.gz into .carry/ and call again until the
+# log ends with rc=0.
+#   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+profile=${1:-profiles/glm-5-fp8-ep8-h200.cfg}
+name=${2:-glm5}
+bin=${BIN:-.carry}
+out=${OUT:-out}
+budget=${BUDGET_S:-540}
+mkdir -p "$out" build
+db=build/$name.db
+if [ ! -f "$db" ] && [ -f "$bin/$name.db.gz" ]; then gunzip -c "$bin/$name.db.gz" > "$db"; fi
+start=$(date +%s)
+timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-dir "build/$name" --no-progress \
+  > "$out/$name.tune.log" 2>&1
+rc=$?
+echo "rc=$rc wall=$(( $(date +%s) - start ))s (124: the budget ran out; call again to resume)" >> "$out/$name.tune.log"
+gzip -c "$db" > "$out/$name.db.gz"
+if [ "$(stat -c %s "$out/$name.db.gz")" -gt 15000000 ]; then
+  # NOTE: the device tool returns files up to 16 MiB: drop the compile cache (the next call recompiles).
+  python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM code_objects'); c.commit(); c.execute('VACUUM')" "$db"
+  gzip -c "$db" > "$out/$name.db.gz"
+fi
+if [ -d "build/$name" ]; then tar czf "$out/$name.tables.tgz" -C build "$name"; fi
+tail -n 60 "$out/$name.tune.log"
+exit $rc
