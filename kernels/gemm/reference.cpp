@@ -44,10 +44,21 @@ std::vector<float> reference_gemm(const std::vector<std::uint16_t>& a, const std
                                   std::int64_t m, std::int64_t n, std::int64_t k) {
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   RowMajor ea(m, k), eb(n, k);
+#pragma omp parallel for
   for (std::int64_t i = 0; i < m * k; ++i) ea.data()[i] = bf16_to_float(a[i]);
   for (std::int64_t i = 0; i < n * k; ++i) eb.data()[i] = bf16_to_float(b[i]);
-  RowMajor c = ea * eb.transpose();
-  return std::vector<float>(c.data(), c.data() + m * n);
+  const RowMajor bt = eb.transpose();
+  // NOTE: written in place, in row blocks across threads: outputs of 2^31 elements (the index-width checks)
+  // would otherwise need a second copy and one single-threaded product.
+  std::vector<float> out(static_cast<std::size_t>(m * n));
+  Eigen::Map<RowMajor> c(out.data(), m, n);
+  constexpr std::int64_t kRows = 1024;
+#pragma omp parallel for schedule(dynamic)
+  for (std::int64_t r0 = 0; r0 < m; r0 += kRows) {
+    const std::int64_t rows = std::min(kRows, m - r0);
+    c.middleRows(r0, rows).noalias() = ea.middleRows(r0, rows) * bt;
+  }
+  return out;
 }
 
 std::string Comparison::summary() const {
