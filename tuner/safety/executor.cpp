@@ -183,7 +183,11 @@ class DeviceSide {
       // NOTE: after any device error the context may be unusable; a worker is replaced either way.
       reply["restart"] = true;
       reply["context_lost"] = d != db::Disposition::kLaunchFailed;
-      case_.reset();
+      // NOTE: after a timeout the kernel may still run, and freeing device memory waits for it: a hung
+      // kernel would keep this reply from ever leaving. The buffers are abandoned instead; the worker is
+      // replaced after this reply, and its exit tears the context down.
+      if (d == db::Disposition::kLaunchFailed) case_.reset();
+      else (void)case_.release();
       case_id_.clear();
     } catch (const std::bad_alloc&) {
       // NOTE: a case too large for host memory (reference, download) fails this candidate, not the run.
