@@ -35,7 +35,8 @@ struct GemmShape {
   static constexpr int kStageElems = (kBlockM + kBlockN) * kLd;
   static constexpr int kChunksPerRow = kBlockK / kVec;
   // Portable (SIMT) path: each thread owns a kTM x kTN micro-tile, strided across the block tile.
-  static constexpr int kTN = 4;
+  // NOTE: 6 columns per thread for 192-wide tiles, so their 32 thread columns divide the block.
+  static constexpr int kTN = kBlockN % 3 == 0 ? 6 : 4;
   static constexpr int kComputeThreads = kMath == 3 ? kThreads - 128 : kThreads;  // the producer only copies
   static constexpr int kThreadsN = (kBlockN / kTN) < kComputeThreads ? (kBlockN / kTN) : kComputeThreads;
   static constexpr int kThreadsM = kComputeThreads / kThreadsN;
