@@ -133,12 +133,13 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
   guard_ = guard;
   for (int s = 0; s < std::max(1, rotating_sets); ++s) {
     const std::size_t g = s == 0 ? guard : 0;
-    Set set{DeviceBuffer(a_bytes, g), DeviceBuffer(b_bytes, g), DeviceBuffer(c_bytes, g)};
+    // NOTE: outputs name their element size: past 2^31 elements their leading guard covers int32 wraps.
+    Set set{DeviceBuffer(a_bytes, g), DeviceBuffer(b_bytes, g), DeviceBuffer(c_bytes, g, s == 0 ? 2 : 0)};
     set.a.upload(a_.data(), a_bytes);
     set.b.upload(b_.data(), b_bytes);
     sets_.push_back(std::move(set));
   }
-  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes, guard);
+  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes, guard, sizeof(float));
   // One counter per output tile: the smallest tiles are 16x64 (tiled kernels) and 1 x 8 (skinny, M <= 16).
   const std::size_t counters = static_cast<std::size_t>(std::max(((p.m + 15) / 16) * ((p.n + 63) / 64), (p.n + 7) / 8));
   counters_ = DeviceBuffer(counters * sizeof(unsigned), 64 << 10);
@@ -158,7 +159,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                 static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
                 static_cast<int>(p_.k), c.split_k, static_cast<int>(k_per_split(p_, c))};
   void* params[] = {&args};
-  // NOTE: mirrors tt::GemmTmaArgs: TMA descriptors for boxes of 64 (K) x block rows, per input set.
+  // NOTE: mirrors tt::GemmTmaArgs: TMA descriptors for boxes of 64 (K) x block rows (B: tma_box_n()), per input set.
   struct TmaArgs {
     GemmArgs p;
     TensorMap a, b;
@@ -166,7 +167,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   if (c.math == Math::kTma) {
     tma_args.p = args;
     tma_args.a = tensor_map_bf16_2d(st.a.get(), p_.k, p_.m, p_.k * 2, 64, c.block_m);
-    tma_args.b = tensor_map_bf16_2d(st.b.get(), p_.k, p_.n, p_.k * 2, 64, c.block_n);
+    tma_args.b = tensor_map_bf16_2d(st.b.get(), p_.k, p_.n, p_.k * 2, 64, c.tma_box_n());
     params[0] = &tma_args;
   }
   LaunchDims d;
@@ -203,10 +204,7 @@ std::optional<std::string> Workload::guard_violation() const {
   const std::pair<const char*, const DeviceBuffer*> buffers[] = {
       {"A", &sets_[0].a}, {"B", &sets_[0].b}, {"C", &sets_[0].c}, {"workspace", &workspace_}, {"counters", &counters_}};
   for (const auto& [name, buf] : buffers)
-    if (auto v = buf->check_guards())
-      return std::string(name) + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
-             " the buffer, nearest at byte offset " + std::to_string(v->offset) + " (buffer is " +
-             std::to_string(buf->bytes()) + " bytes)";
+    if (auto v = guard_violation_of(name, *buf)) return v;
   if (const auto [used, window] = c_window(p_, capacity_m_, guard_); window > 0) {
     std::vector<unsigned char> band(window);
     sets_[0].c.download(band.data(), window, used);

@@ -154,14 +154,14 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
   for (int s = 0; s < std::max(1, rotating_sets); ++s) {
     const std::size_t g = s == 0 ? guard : 0;
     Set set{DeviceBuffer(ops_.a.size(), g), DeviceBuffer(ops_.b.size(), g), DeviceBuffer(as_bytes, g),
-            DeviceBuffer(bs_bytes, g), DeviceBuffer(c_bytes, g)};
+            DeviceBuffer(bs_bytes, g), DeviceBuffer(c_bytes, g, s == 0 ? 2 : 0)};
     set.a.upload(ops_.a.data(), ops_.a.size());
     set.b.upload(ops_.b.data(), ops_.b.size());
     set.a_scale.upload(ops_.a_scale.data(), as_bytes);
     set.b_scale.upload(ops_.b_scale.data(), bs_bytes);
     sets_.push_back(std::move(set));
   }
-  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes, guard);
+  if (workspace_bytes) workspace_ = DeviceBuffer(workspace_bytes, guard, sizeof(float));
   // One counter per output tile: the smallest tiles are 16x64 (tiled kernels) and 1 x 8 (skinny, M <= 16).
   const std::size_t counters = static_cast<std::size_t>(std::max(((p.m + 15) / 16) * ((p.n + 63) / 64), (p.n + 7) / 8));
   counters_ = DeviceBuffer(counters * sizeof(unsigned), 64 << 10);
@@ -219,10 +219,7 @@ std::optional<std::string> Workload::guard_violation() const {
       {"A", &sets_[0].a},       {"B", &sets_[0].b},         {"a_scale", &sets_[0].a_scale}, {"b_scale", &sets_[0].b_scale},
       {"C", &sets_[0].c},       {"workspace", &workspace_}, {"counters", &counters_}};
   for (const auto& [name, buf] : buffers)
-    if (auto v = buf->check_guards())
-      return std::string(name) + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
-             " the buffer, nearest at byte offset " + std::to_string(v->offset) + " (buffer is " +
-             std::to_string(buf->bytes()) + " bytes)";
+    if (auto v = guard_violation_of(name, *buf)) return v;
   if (const auto [used, window] = c_window(); window > 0) {
     std::vector<unsigned char> band(window);
     sets_[0].c.download(band.data(), window, used);

@@ -347,10 +347,7 @@ std::optional<std::string> Workload::guard_violation() const {
       {"num_padded", &num_padded_}, {"inter", &inter_},               {"y", &y_}};
   for (const auto& [name, buf] : buffers) {
     if (!buf->bytes()) continue;
-    if (auto v = buf->check_guards())
-      return std::string(name) + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
-             " the buffer, nearest at byte offset " + std::to_string(v->offset) + " (buffer is " +
-             std::to_string(buf->bytes()) + " bytes)";
+    if (auto v = guard_violation_of(name, *buf)) return v;
   }
   if (const auto [used, window] = out_window(p_, capacity_, guard_); window > 0) {
     std::vector<unsigned char> band(window);

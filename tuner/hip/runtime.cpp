@@ -64,9 +64,11 @@ int device_count(std::string* why) {
 }
 
 DeviceFacts open_device(int ordinal) {
-  int n = device_count();
+  std::string why;
+  const int n = device_count(&why);
   if (ordinal < 0 || ordinal >= n)
-    throw_input("--device " + std::to_string(ordinal) + ": only " + std::to_string(n) + " device(s) present");
+    throw_input("--device " + std::to_string(ordinal) + ": only " + std::to_string(n) + " device(s) present" +
+                (why.empty() ? "" : " (" + why + ")"));
   TUNETAB_HIP_CHECK(hipSetDevice(ordinal));
   DeviceFacts f;
   f.ordinal = ordinal;
@@ -116,12 +118,20 @@ std::optional<GuardViolation> find_guard_violation(const std::vector<unsigned ch
   return v;
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes, std::size_t guard_bytes) : bytes_(bytes), guard_(guard_bytes) {
+DeviceBuffer::DeviceBuffer(std::size_t bytes, std::size_t guard_bytes, std::size_t elem_bytes)
+    : bytes_(bytes), guard_(guard_bytes) {
   if (bytes == 0 && guard_bytes == 0) return;
   // NOTE: guards are multiples of 256 bytes so the payload keeps hipMalloc's alignment.
   guard_ = (guard_ + 255) / 256 * 256;
-  TUNETAB_HIP_CHECK(hipMalloc(&base_, bytes_ + 2 * guard_));
-  ptr_ = static_cast<char*>(base_) + guard_;
+  std::size_t lead = guard_;
+  if (elem_bytes > 0 && bytes / elem_bytes > (std::size_t{1} << 31)) {
+    // Element offsets 2^31.. wrap to -2^31..: bytes -wrap_span_ .. -wrap_span_ + (bytes - wrap_span_).
+    wrap_span_ = elem_bytes << 31;
+    wrap_zone_ = std::min(bytes - wrap_span_, wrap_span_ - guard_);
+    lead = wrap_span_;
+  }
+  TUNETAB_HIP_CHECK(hipMalloc(&base_, lead + bytes_ + guard_));
+  ptr_ = static_cast<char*>(base_) + lead;
   arm_guards();
 }
 DeviceBuffer::~DeviceBuffer() {
@@ -134,20 +144,46 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
     guard_ = std::exchange(o.guard_, 0);
+    wrap_span_ = std::exchange(o.wrap_span_, 0);
+    wrap_zone_ = std::exchange(o.wrap_zone_, 0);
   }
   return *this;
 }
 void DeviceBuffer::arm_guards() {
   if (!guard_) return;
-  TUNETAB_HIP_CHECK(hipMemsetD8(base_, kCanary, guard_));
-  TUNETAB_HIP_CHECK(hipMemsetD8(static_cast<char*>(ptr_) + bytes_, kCanary, guard_));
+  char* const p = static_cast<char*>(ptr_);
+  TUNETAB_HIP_CHECK(hipMemsetD8(p - guard_, kCanary, guard_));
+  TUNETAB_HIP_CHECK(hipMemsetD8(p + bytes_, kCanary, guard_));
+  if (wrap_zone_) TUNETAB_HIP_CHECK(hipMemsetD8(p - wrap_span_, kCanary, wrap_zone_));
 }
 std::optional<GuardViolation> DeviceBuffer::check_guards() const {
   if (!guard_) return std::nullopt;
+  const char* const p = static_cast<const char*>(ptr_);
   std::vector<unsigned char> before(guard_), after(guard_);
-  TUNETAB_HIP_CHECK(hipMemcpyDtoH(before.data(), base_, guard_));
-  TUNETAB_HIP_CHECK(hipMemcpyDtoH(after.data(), static_cast<char*>(ptr_) + bytes_, guard_));
-  return find_guard_violation(before, after, bytes_, kCanary);
+  TUNETAB_HIP_CHECK(hipMemcpyDtoH(before.data(), const_cast<char*>(p - guard_), guard_));
+  TUNETAB_HIP_CHECK(hipMemcpyDtoH(after.data(), const_cast<char*>(p + bytes_), guard_));
+  if (auto v = find_guard_violation(before, after, bytes_, kCanary)) return v;
+  // The wrap zone, in chunks (it can reach gigabytes).
+  constexpr std::size_t kChunk = std::size_t{64} << 20;
+  std::optional<GuardViolation> v;
+  std::vector<unsigned char> band;
+  for (std::size_t at = 0; at < wrap_zone_; at += kChunk) {
+    band.resize(std::min(kChunk, wrap_zone_ - at));
+    TUNETAB_HIP_CHECK(hipMemcpyDtoH(band.data(), const_cast<char*>(p - wrap_span_ + at), band.size()));
+    if (auto c = find_guard_violation({}, band, 0, kCanary)) {
+      if (!v) v = GuardViolation{"before", -static_cast<std::int64_t>(wrap_span_ - at) + c->offset, 0, true};
+      v->corrupted_bytes += c->corrupted_bytes;
+    }
+  }
+  return v;
+}
+std::optional<std::string> guard_violation_of(const std::string& name, const DeviceBuffer& buffer) {
+  const auto v = buffer.check_guards();
+  if (!v) return std::nullopt;
+  return name + ": " + std::to_string(v->corrupted_bytes) + " byte(s) written " + v->side +
+         " the buffer, nearest at byte offset " + std::to_string(v->offset) +
+         (v->wrapped ? ", where an int32 element offset past 2^31 wraps to" : "") + " (buffer is " +
+         std::to_string(buffer.bytes()) + " bytes)";
 }
 void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
   TUNETAB_ASSERT(offset + bytes <= bytes_, "upload past the end of a device buffer");

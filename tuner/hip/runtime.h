@@ -59,6 +59,7 @@ struct GuardViolation {
   std::string side;  // "before" or "after"
   std::int64_t offset = 0;
   std::int64_t corrupted_bytes = 0;
+  bool wrapped = false;  // in the zone where int32-wrapped offsets land (see DeviceBuffer)
 };
 
 /// Scans guard bands read back from the device for bytes that are no longer `canary`.
@@ -66,17 +67,26 @@ std::optional<GuardViolation> find_guard_violation(const std::vector<unsigned ch
                                                    const std::vector<unsigned char>& after, std::size_t payload_bytes,
                                                    unsigned char canary);
 
+class DeviceBuffer;
+/// "NAME: N byte(s) written before|after the buffer, nearest at byte offset X (buffer is B bytes)", or
+/// nothing when the buffer's guards are intact.
+std::optional<std::string> guard_violation_of(const std::string& name, const DeviceBuffer& buffer);
+
 class DeviceBuffer {
  public:
   static constexpr unsigned char kCanary = 0xa5;
 
   DeviceBuffer() = default;
-  /// `guard_bytes` of canary on each side (0: none); get() points past the leading guard.
-  explicit DeviceBuffer(std::size_t bytes, std::size_t guard_bytes = 0);
+  /// `guard_bytes` of canary on each side (0: none); get() points past the leading guard. With
+  /// `elem_bytes` (an output's element size) and more than 2^31 elements, the leading guard also covers
+  /// where a store lands whose element offset was computed in int32 and wrapped (2^31 elements before the
+  /// buffer onwards): such a store reads as a write before the buffer instead of hitting a neighbour.
+  explicit DeviceBuffer(std::size_t bytes, std::size_t guard_bytes = 0, std::size_t elem_bytes = 0);
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : base_(o.base_), ptr_(o.ptr_), bytes_(o.bytes_), guard_(o.guard_) {
+  DeviceBuffer(DeviceBuffer&& o) noexcept
+      : base_(o.base_), ptr_(o.ptr_), bytes_(o.bytes_), guard_(o.guard_), wrap_span_(o.wrap_span_), wrap_zone_(o.wrap_zone_) {
     o.base_ = o.ptr_ = nullptr;
-    o.bytes_ = o.guard_ = 0;
+    o.bytes_ = o.guard_ = o.wrap_span_ = o.wrap_zone_ = 0;
   }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
@@ -97,6 +107,8 @@ class DeviceBuffer {
   void* ptr_ = nullptr;   // payload
   std::size_t bytes_ = 0;
   std::size_t guard_ = 0;
+  std::size_t wrap_span_ = 0;  // 2^31 elements in bytes: a wrapped int32 offset lands this far before ptr_
+  std::size_t wrap_zone_ = 0;  // bytes of canary from ptr_ - wrap_span_ that wrapped stores can reach
 };
 
 class Module {

@@ -33,7 +33,8 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  /// {"count", "why", "facts"} from whichever side owns the device.
+  /// {"count", "why", "facts"} from whichever side owns the device. Once a worker has seen the device, a
+  /// replacement that cannot open it is retried in new workers before the run gives up.
   Json facts(double timeout_ms = 120000);
   /// Runs a "check" request. A worker that crashes becomes {"disposition": "faulted"}, one that misses
   /// `timeout_ms` {"disposition": "timed_out"}; either way the worker is replaced before the next call.
@@ -46,6 +47,7 @@ class Executor {
   std::shared_ptr<DeviceSide> side_;
   std::unique_ptr<Worker> worker_;
   int device_;
+  bool device_seen_ = false;  // a worker has opened the device: a later worker that finds none retries
 };
 
 /// Device count without initialising the GPU in this process when `isolate` (a short-lived worker asks).
