@@ -128,10 +128,16 @@ constexpr Tile kWgmmaTiles[] = {
 };
 constexpr int kWgmmaStages[] = {3, 4, 5, 6};
 // TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
-// warpgroups' MMAs in flight).
+// warpgroups' MMAs in flight). The widths between 128 and 320 let a few hundred rows fill the SMs in one
+// wave (6 x 22 tiles of 64 x 144 cover 336 x 3072 on 132 SMs, 6 x 22 of 64 x 288 cover 336 x 6144).
 constexpr Tile kTmaSplitNTiles[] = {
   {  64,     128,     64,     64,    64 },
+  {  64,     144,     64,     64,    72 },
+  {  64,     160,     64,     64,    80 },
+  {  64,     192,     64,     64,    96 },
   {  64,     256,     64,     64,   128 },
+  {  64,     288,     64,     64,   144 },
+  {  64,     320,     64,     64,   160 },
   { 128,     256,     64,     64,   128 },
 };
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 256 x unroll.

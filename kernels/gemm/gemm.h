@@ -63,6 +63,8 @@ struct Config {
     return wgmma() ? stages * (block_m + block_n) * block_k * 2 + 1024
                                 : stages * (block_m + block_n) * (block_k + 8) * 2;
   }
+  /// Rows of B per TMA box (a box holds at most 256 rows; wider tiles take one box per consumer column).
+  int tma_box_n() const { return block_n <= 256 ? block_n : warp_n; }
   /// "m128n128k32_w64x64_s4_mma_v8_sk1": stable, and parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);

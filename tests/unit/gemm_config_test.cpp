@@ -86,7 +86,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   }
   EXPECT_GT(supported, 50u);
   const auto kernels = needed_kernels({plan});
-  EXPECT_LE(kernels.size(), 200u);
+  EXPECT_LE(kernels.size(), 240u);  // split-K and M-independent configs share code objects
   EXPECT_FALSE(gemm::why_unsupported({16, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk2"), t));
   EXPECT_TRUE(gemm::why_unsupported({17, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk1"), t));  // split-K shares the code object
   // The tensor-core skinny kernel: M <= block_m, 32 x chunks x warps of K per CTA step, threads from block_k.
