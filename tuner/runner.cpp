@@ -216,8 +216,7 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
 
 std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& problems, const TuneOptions& opt,
                                  db::Store& store) {
-  // NOTE: the executor is created before anything here could touch the GPU: an isolated one forks its
-  // worker, which opens the device; this process never does.
+  // NOTE: an isolated executor's worker (a fresh process) opens the device; this process never does.
   safety::Executor ex(opt.isolate, opt.device);
   const Json facts_reply = ex.facts();
   if (facts_reply.at("count").get<int>() == 0)

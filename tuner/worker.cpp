@@ -7,10 +7,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "tuner/error.h"
+
+extern char** environ;
 
 namespace tunetab {
 
@@ -76,6 +80,25 @@ bool send_message(int fd, const nlohmann::json& j) {
 }  // namespace
 
 Worker::Worker(Handler handler) : handler_(std::move(handler)) {}
+Worker::Worker(Exec exec) : exec_role_(std::move(exec.role)) {}
+
+namespace {
+constexpr const char* kWorkerEnv = "TUNETAB_WORKER";  // "ROLE:IN_FD,OUT_FD" in an exec'd worker
+}  // namespace
+
+void Worker::serve_if_requested(const std::function<Handler(const std::string& role)>& handler_for) {
+  const char* spec = std::getenv(kWorkerEnv);
+  if (!spec) return;
+  const std::string s = spec;
+  const auto colon = s.find(':'), comma = s.find(',');
+  if (colon == std::string::npos || comma == std::string::npos || comma < colon) ::_exit(126);
+  const std::string role = s.substr(0, colon);
+  const int in = std::atoi(s.substr(colon + 1, comma - colon - 1).c_str()), out = std::atoi(s.substr(comma + 1).c_str());
+  ::unsetenv(kWorkerEnv);
+  Handler h = handler_for(role);
+  if (!h) ::_exit(126);
+  serve(in, out, h);
+}
 
 Worker::~Worker() { stop(true); }
 
@@ -84,12 +107,30 @@ void Worker::start() {
   ::signal(SIGPIPE, SIG_IGN);
   int down[2], up[2];
   if (::pipe(down) != 0 || ::pipe(up) != 0) TUNETAB_THROW(kInfra, "pipe() failed: " + std::string(std::strerror(errno)));
+  // NOTE: exec mode builds the child's environment before fork(): only async-signal-safe calls after it.
+  std::vector<std::string> env_strings;
+  std::vector<char*> envp;
+  if (!exec_role_.empty()) {
+    for (char** e = environ; *e; ++e)
+      if (std::strncmp(*e, kWorkerEnv, std::strlen(kWorkerEnv)) != 0) env_strings.emplace_back(*e);
+    env_strings.push_back(std::string(kWorkerEnv) + "=" + exec_role_ + ":" + std::to_string(down[0]) + "," +
+                          std::to_string(up[1]));
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
   const pid_t pid = ::fork();
   if (pid < 0) TUNETAB_THROW(kInfra, "fork() failed: " + std::string(std::strerror(errno)));
   if (pid == 0) {
     ::close(down[1]);
     ::close(up[0]);
-    serve(down[0], up[1], handler_);
+    if (exec_role_.empty()) serve(down[0], up[1], handler_);
+    // The worker keeps only stdio and its two pipe ends (not the parent's database or other pipes).
+    for (int fd = 3; fd < 1024; ++fd)
+      if (fd != down[0] && fd != up[1]) ::close(fd);
+    char arg0[] = "tunetab-worker";
+    char* argv[] = {arg0, nullptr};
+    ::execve("/proc/self/exe", argv, envp.data());
+    ::_exit(127);
   }
   ::close(down[0]);
   ::close(up[1]);

@@ -1,7 +1,9 @@
 // Worker processes: a job runs in a child process, so a GPU fault, an abort or a hang costs that child,
 // not the run. The parent sends JSON requests over a pipe (as CBOR, so binary values such as code objects
-// travel as bytes), waits with a deadline, and replaces the child after a crash or a timeout. Children are forked before the parent touches the GPU (a CUDA/HIP context
-// does not survive fork), each opening its own device.
+// travel as bytes), waits with a deadline, and replaces the child after a crash or a timeout. A worker
+// that opens the GPU is a fresh process image (fork, then exec of this same program with a role): on the
+// H200 children that were only forked failed cuInit (CUDA_ERROR_NOT_INITIALIZED) once an earlier child
+// had been killed, while freshly started processes were fine. Each child opens its own device.
 #pragma once
 #include <sys/types.h>
 
@@ -23,8 +25,17 @@ class Worker {
  public:
   using Handler = std::function<nlohmann::json(const nlohmann::json& request)>;
 
-  /// `handler` runs in the child, once per request; the child is started on the first call.
+  /// `handler` runs in a forked child, once per request; the child is started on the first call.
   explicit Worker(Handler handler);
+  /// The child execs this program (/proc/self/exe) to serve `role`: its main() must first call
+  /// serve_if_requested() with a handler for that role.
+  struct Exec {
+    std::string role;
+  };
+  explicit Worker(Exec exec);
+  /// In a program started as a worker (exec mode): serves requests with roles[role] and never returns.
+  /// Elsewhere: returns at once.
+  static void serve_if_requested(const std::function<Handler(const std::string& role)>& handler_for);
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
@@ -43,6 +54,7 @@ class Worker {
   void stop(bool kill_first);
   std::string reap();
   Handler handler_;
+  std::string exec_role_;
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
   int started_ = 0, restarts_ = 0;

@@ -26,8 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 bool have_gpu(std::string* why) {
-  // NOTE: counted in a worker: the tune below forks workers, and a parent that initialised the GPU
-  // would hand them a context that does not survive fork().
+  // NOTE: counted in a worker, like the tune below: this process stays off the GPU until the last test.
   return safety::probe_devices(true, why) > 0;
 }
 
@@ -38,7 +37,7 @@ bool matches(const std::string& disposition_and_detail, const std::string& expec
 
 }  // namespace
 
-// This test runs first in the binary's order of safety tests and must not touch the GPU in-process.
+// Runs first in this binary; its workers are fresh processes (tests/test_main.cpp serves them).
 TEST(SafetyGpu, PlantedFaultsAreCaughtWhileTheRunCompletesAndTheTableIsCertified) {
   std::string why;
   if (!have_gpu(&why)) GTEST_SKIP() << "no GPU: " << why;

@@ -68,3 +68,17 @@ TEST(Worker, HandlerExceptionIsAReplyNotACrash) {
   EXPECT_EQ(r.body.at("error"), "bad candidate");
   EXPECT_EQ(w.restarts(), 0);
 }
+
+// Exec mode: the child is a fresh image of this test binary (tests/test_main.cpp serves the role), so it
+// shares nothing with the parent but its two pipe ends.
+TEST(Worker, ExecModeServesTheRoleInAFreshProcessAndUnknownRolesDie) {
+  Worker probe(Worker::Exec{"probe"});
+  const auto r = probe.call({{"op", "count"}}, 30000);
+  ASSERT_EQ(r.status, WorkerReply::Status::kOk) << r.detail;
+  EXPECT_TRUE(r.body.contains("count"));
+  EXPECT_TRUE(r.body.contains("why"));
+  Worker bogus(Worker::Exec{"no-such-role"});
+  const auto dead = bogus.call({{"op", "count"}}, 30000);
+  EXPECT_EQ(dead.status, WorkerReply::Status::kCrashed);
+  EXPECT_NE(dead.detail.find("code 126"), std::string::npos) << dead.detail;
+}

@@ -6,6 +6,7 @@
 
 #include "tuner/cli/commands.h"
 #include "tuner/error.h"
+#include "tuner/safety/executor.h"
 
 namespace {
 
@@ -48,6 +49,7 @@ void usage(std::FILE* out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tunetab::safety::serve_worker_if_requested();  // a device worker this program started: never returns
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     usage(argc < 2 ? stderr : stdout);
     return argc < 2 ? 2 : 0;

@@ -44,17 +44,10 @@ ErrorKind hip_error_kind(hipError_t e) {
   }
 }
 
-namespace {
-bool g_gpu_initialized = false;  // NOTE: only ever set, never cleared: fork-safety bookkeeping
-}  // namespace
-
-bool gpu_initialized_in_this_process() { return g_gpu_initialized; }
-
 int device_count(std::string* why) {
   int n = 0;
   hipError_t e = hipInit(0);
   if (e == hipSuccess) e = hipGetDeviceCount(&n);
-  if (e == hipSuccess && n > 0) g_gpu_initialized = true;
   if (e != hipSuccess) {
     if (why) *why = std::string(hipGetErrorName(e)) + ": " + hipGetErrorString(e);
     return 0;

@@ -47,9 +47,6 @@ struct DeviceFacts {
 
 /// Number of usable devices; 0 (never an exception) when there is no driver or no device.
 int device_count(std::string* why = nullptr);
-/// True once this process has initialised the GPU driver (device_count() succeeded): a worker forked from
-/// it then could not use the GPU, so crash isolation must start its workers before that.
-bool gpu_initialized_in_this_process();
 /// Makes `ordinal` current and reads its facts.
 DeviceFacts open_device(int ordinal);
 

@@ -212,14 +212,7 @@ class DeviceSide {
 };
 
 Executor::Executor(bool isolate, int device) : side_(std::make_shared<DeviceSide>()), device_(device) {
-  if (isolate) {
-    if (gpu_initialized_in_this_process())
-      TUNETAB_THROW(kInfra, "crash isolation forks workers that open the GPU themselves, but this process has already "
-                            "initialised it (a context does not survive fork()); isolate before touching the GPU, or "
-                            "run in-process (--no-isolation)");
-    auto side = side_;
-    worker_ = std::make_unique<Worker>([side](const Json& req) { return side->handle(req); });
-  }
+  if (isolate) worker_ = std::make_unique<Worker>(Worker::Exec{"device"});
 }
 
 Executor::~Executor() = default;
@@ -276,13 +269,25 @@ Json Executor::check(const Json& request, double timeout_ms) {
           {"context_lost", true}};
 }
 
+void serve_worker_if_requested() {
+  Worker::serve_if_requested([](const std::string& role) -> Worker::Handler {
+    if (role == "device") {
+      auto side = std::make_shared<DeviceSide>();
+      return [side](const Json& req) { return side->handle(req); };
+    }
+    if (role == "probe")
+      return [](const Json&) -> Json {
+        std::string reason;
+        const int n = device_count(&reason);
+        return {{"count", n}, {"why", reason}};
+      };
+    return nullptr;
+  });
+}
+
 int probe_devices(bool isolate, std::string* why) {
   if (!isolate) return device_count(why);
-  Worker w([](const Json&) -> Json {
-    std::string reason;
-    const int n = device_count(&reason);
-    return {{"count", n}, {"why", reason}};
-  });
+  Worker w(Worker::Exec{"probe"});
   const WorkerReply r = w.call({{"op", "count"}}, 120000);
   if (r.status != WorkerReply::Status::kOk) {
     if (why) *why = "device probe failed: " + r.detail;

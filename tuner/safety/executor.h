@@ -1,7 +1,7 @@
 // The device side of tuning and verification, behind one request/reply interface: in a worker process
 // (crash isolation: a GPU fault, abort or hang costs the worker, which is replaced) or, with --no-isolation,
-// in this process. The parent of an isolated executor never touches the GPU: a CUDA/HIP context does not
-// survive fork(), so every child opens the device itself.
+// in this process. An isolated executor's worker is a fresh process image of this program (see
+// tuner/worker.h) that opens the device itself; the parent never touches the GPU.
 //
 //   {"op": "facts", "device": N}  ->  {"count", "why", "facts": {...}}
 //   {"op": "check", "family", "problem", "capacity_m", "seed", "sets", "workspace", "config",
@@ -49,6 +49,10 @@ class Executor {
   int device_;
   bool device_seen_ = false;  // a worker has opened the device: a later worker that finds none retries
 };
+
+/// Call first in main() of every program that may run an Executor: in a process started as its device
+/// worker (or device probe) this serves requests and never returns; elsewhere it returns at once.
+void serve_worker_if_requested();
 
 /// Device count without initialising the GPU in this process when `isolate` (a short-lived worker asks).
 int probe_devices(bool isolate, std::string* why);
