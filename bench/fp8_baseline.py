@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Library baseline for the dense FP8 block-scaled GEMM (issue 6): torch._scaled_mm with per-1x128 activation
+scales and 128x128 weight scales (cuBLASLt's blockwise kernels), timed exactly as tunetab times its kernels
+(bench/torch_baseline.py's method). Also measures, in the same process, the copy bandwidth and the FP8 matmul
+rate (tensor-wise scaled 8192^3) that the roofline uses. A shape cuBLASLt cannot serve is recorded with its
+error (it has no blockwise kernel for M = 1, for one).
+
+usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]
+"""
+import argparse
+import json
+
+import torch
+
+from torch_baseline import copy_bandwidth, rotating_sets, time_launches
+
+FP8 = torch.float8_e4m3fn
+
+
+def fp8_matmul_rate():
+    n = 8192
+    a = torch.randn(n, n, device="cuda").to(FP8)
+    b = torch.randn(n, n, device="cuda").to(FP8)
+    one = torch.ones((), device="cuda")
+    t = time_launches(lambda i: torch._scaled_mm(a, b.t(), one, one, out_dtype=torch.bfloat16), warmup_ms=100,
+                      repeats=10, batch_ms=10)
+    return 2 * n ** 3 / (t["median_us"] * 1e-6)
+
+
+def operands(m, n, k, g):
+    """A [M,K] and B [N,K] e4m3fn, scale_a [M, K/128] column-major, scale_b as cuBLASLt wants it: the
+    transpose of a row-major [N/128, K/128] whose rows are padded to 4 blocks."""
+    a = (torch.rand(m, k, device="cuda", generator=g) * 2 - 1).mul_(240).to(FP8)
+    b = (torch.rand(n, k, device="cuda", generator=g) * 2 - 1).mul_(240).to(FP8)
+    sa = (torch.rand(k // 128, m, device="cuda", generator=g) * 1e-2 + 1e-3).t()
+    # NOTE: cuBLASLt reads the 128x128 scales with rows padded to a multiple of 4 blocks; unpadded rows gave
+    # wrong results at K = 256 (rel_l2 ~1e3 against the dequantized product).
+    kb = k // 128
+    padded = torch.rand((n + 127) // 128, (kb + 3) // 4 * 4, device="cuda", generator=g) * 1e-2 + 1e-3
+    sb = padded[:, :kb].t()
+    return a, b, sa, sb
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--shapes", required=True)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes.replace(" ", ";").split(";") if s]
+    props = torch.cuda.get_device_properties(0)
+    bw = copy_bandwidth()
+    rate = fp8_matmul_rate()
+    out = {"device": props.name, "torch": torch.__version__, "cuda": torch.version.cuda, "copy_bytes_per_s": bw,
+           "fp8_matmul_flops_per_s": rate, "shapes": []}
+    print(f"# {props.name} torch {torch.__version__}: copy {bw / 1e12:.2f} TB/s, fp8 matmul {rate / 1e12:.0f} TFLOP/s",
+          flush=True)
+    print("M,N,K,scaled_mm_us,roofline_us,note", flush=True)
+    g = torch.Generator(device="cuda").manual_seed(1)
+    for m, n, k in shapes:
+        # bytes: fp8 A and B, fp32 scales, bf16 C
+        set_bytes = m * k + n * k + 4 * (m * (k // 128) + ((n + 127) // 128) * (k // 128)) + 2 * m * n
+        roof_us = max(set_bytes / bw, 2 * m * n * k / rate) * 1e6
+        row = {"m": m, "n": n, "k": k, "roofline_us": roof_us}
+        try:
+            sets = rotating_sets(set_bytes, props.L2_cache_size)
+            ops = [operands(m, n, k, g) for _ in range(sets)]
+            a, b, sa, sb = ops[0]
+            got = torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.bfloat16).float()
+            ref = ((a.float().view(m, k // 128, 128) * sa.reshape(m, k // 128, 1)).view(m, k) @
+                   (b.float().view(n, k // 128, 128) *
+                    sb.t().repeat_interleave(128, 0)[:n].reshape(n, k // 128, 1)).view(n, k).t())
+            rel = ((got - ref).norm() / ref.norm()).item()
+            t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
+                                                         ops[i % sets][3], out_dtype=torch.bfloat16))
+            row.update(t)
+            row["rel_l2_vs_dequantized"] = rel
+            note = f"rel_l2 {rel:.2e}"
+            if not rel < 1e-2:  # a wrong product is no baseline
+                row["error"] = note = f"wrong result: rel_l2 {rel:.2e} against the dequantized product"
+            print(f"{m},{n},{k},{t['median_us']:.2f},{roof_us:.2f},{note}", flush=True)
+        except Exception as e:  # noqa: BLE001 (a shape cuBLASLt cannot serve is a result, not a crash)
+            row["error"] = str(e).splitlines()[0][:200]
+            print(f"{m},{n},{k},,{roof_us:.2f},unsupported: {row['error']}", flush=True)
+        out["shapes"].append(row)
+        torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
