@@ -2,8 +2,10 @@
 // not the run. The parent sends JSON requests over a pipe (as CBOR, so binary values such as code objects
 // travel as bytes), waits with a deadline, and replaces the child after a crash or a timeout. A worker
 // that opens the GPU is a fresh process image (fork, then exec of this same program with a role): on the
-// H200 children that were only forked failed cuInit (CUDA_ERROR_NOT_INITIALIZED) once an earlier child
-// had been killed, while freshly started processes were fine. Each child opens its own device.
+// H200, children merely forked from tunetab failed cuInit (CUDA_ERROR_NOT_INITIALIZED) once the parent had
+// run NVRTC compiles (the replacement of a hung worker, the second key of a profile tune), while children
+// forked before that, exec'd processes, and forks of a bare C program that killed a spinning kernel were
+// all fine. Each child opens its own device.
 #pragma once
 #include <sys/types.h>
 
