@@ -12,7 +12,8 @@ step() {  # step NAME command...
   local name=$1
   shift
   local t0=$SECONDS
-  if "$@" >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
+  # NOTE: a bound per step: an in-process GPU test that hangs must not take the whole device call.
+  if timeout "${STEP_TIMEOUT:-900}" "$@" >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
   summary+=$(printf '%-10s %-7s %4ss  %s' "$name" "$r" $((SECONDS - t0)) "$(tail -n 1 "$out/$name.log")")$'\n'
 }
 summary=""

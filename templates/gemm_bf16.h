@@ -645,14 +645,18 @@ struct GemmTmaArgs {
 /// (two per 64 rows when kWarpN = kBlockN / 2: more MMAs in flight for short tiles) waits for it,
 /// multiplies with one MMA group in flight and releases the stage. Every stage can be in flight: no thread
 /// waits for its own copies. Split-K as for gemm_bf16_tn (the producer warpgroup joins the epilogue).
-template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index>
+/// kClusterM = 2: two CTAs along M form a cluster and share each B tile: each loads half and multicasts it
+/// to both, and a stage is refilled only once the consumers of both CTAs released it (CUTLASS's 2x1
+/// cluster). The host pads the grid to whole clusters; a padding CTA loads and shares but stores nothing.
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM = 1>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
   constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
   constexpr int kThreads = kConsumers * 128 + 128;
   // NOTE: a box holds at most 256 rows: wider B tiles arrive as one box per consumer column.
-  constexpr int kBoxN = kBlockN <= 256 ? kBlockN : kWarpN;
+  constexpr int kBoxN = kClusterM > 1 ? kBlockN / kClusterM : kBlockN <= 256 ? kBlockN : kWarpN;
+  static_assert(kClusterM == 1 || (kClusterM == 2 && kBlockN <= 256 && kBoxN % 8 == 0), "clusters of two along M");
   static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 && kBlockN % kWarpN == 0 &&
                     kWarpN % 8 == 0 && kWarpN <= 256,
                 "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x warp_n (8-row swizzle atoms)");
@@ -675,11 +679,14 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);
-      mbar_init(&empty_bar[s], kConsumers);
+      mbar_init(&empty_bar[s], kConsumers * kClusterM);  // every consumer of the cluster releases each stage
     }
     fence_barrier_init();
   }
-  sync_block();
+  // NOTE: in a cluster the peer's copies and arrivals target these barriers: initialised cluster-wide first.
+  if constexpr (kClusterM > 1) cluster_sync();
+  else sync_block();
+  [[maybe_unused]] const u32 rank = kClusterM > 1 ? cluster_rank() : 0u;
   float acc[kWarpN / 2];
 #pragma unroll
   for (int i = 0; i < kWarpN / 2; ++i) acc[i] = 0.f;
@@ -695,9 +702,14 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
 #pragma unroll
         for (int kb = 0; kb < kBlockK / 64; ++kb) {
           tma_load_2d(sa + kb * (kBlockM * 128), &args.a, k0 + kb * 64, bm0, &full_bar[s]);
+          if constexpr (kClusterM > 1) {
+            tma_load_2d_multicast(sb + kb * (kBlockN * 128) + rank * (kBoxN * 128), &args.b, k0 + kb * 64,
+                                  bn0 + static_cast<int>(rank) * kBoxN, &full_bar[s], static_cast<u16>((1u << kClusterM) - 1));
+          } else {
 #pragma unroll
-          for (int nb = 0; nb < kBlockN / kBoxN; ++nb)
-            tma_load_2d(sb + kb * (kBlockN * 128) + nb * (kBoxN * 128), &args.b, k0 + kb * 64, bn0 + nb * kBoxN, &full_bar[s]);
+            for (int nb = 0; nb < kBlockN / kBoxN; ++nb)
+              tma_load_2d(sb + kb * (kBlockN * 128) + nb * (kBoxN * 128), &args.b, k0 + kb * 64, bn0 + nb * kBoxN, &full_bar[s]);
+          }
         }
       }
     }
@@ -718,7 +730,13 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
       wgmma_commit();
       wgmma_wait<1>();  // the MMAs of the previous stage are done: release it to the producer
       fence_operands(acc);
-      if (kt > 0 && tid % 128 == 0) mbar_arrive(&empty_bar[(kt - 1) % kStages]);
+      if (kt > 0 && tid % 128 == 0) {
+        if constexpr (kClusterM > 1) {
+          for (u32 r = 0; r < kClusterM; ++r) mbar_arrive_cluster(&empty_bar[(kt - 1) % kStages], r);
+        } else {
+          mbar_arrive(&empty_bar[(kt - 1) % kStages]);
+        }
+      }
     }
     wgmma_wait<0>();
     fence_operands(acc);
@@ -731,6 +749,8 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
       store_pair<Index>(p, partial, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
     }
   }
+  // NOTE: no CTA leaves while its peer may still arrive on its barriers (remote arrivals end with the main loop).
+  if constexpr (kClusterM > 1) cluster_sync();
 #else
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); portable bodies
   // compile it everywhere: each thread computes its share of the tile directly.
@@ -746,7 +766,8 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
     else p.c[off] = f32_to_bf16(sum);
   }
 #endif
-  if (p.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+  // A cluster's padding CTA (past the last row tile) owns no tile and no split-K counter.
+  if (p.splits > 1 && bm0 < p.m) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
 /// Skinny GEMM for M <= kMaxM (decode batches), bound by reading B once: each warp owns kWarpN columns of

@@ -136,6 +136,34 @@ __device__ __forceinline__ void tma_load_2d(void* smem, const TensorMap* map, in
       : "memory");
 }
 
+/// Thread-block clusters (sm_90): this CTA's rank, and a barrier over every thread of every CTA.
+__device__ __forceinline__ u32 cluster_rank() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+/// Arrives on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(u64* bar, u32 rank) {
+  asm volatile(
+      "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(rank)
+      : "memory");
+}
+/// TMA multicast: the box lands at the same offset in every CTA of `mask` and completes its bytes on the
+/// mbarrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(void* smem, const TensorMap* map, int inner, int outer, u64* bar,
+                                                      u16 mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3}], [%4], %5;\n" ::"r"(smem_addr(smem)),
+      "l"(reinterpret_cast<u64>(map)), "r"(inner), "r"(outer), "r"(smem_addr(bar)), "h"(mask)
+      : "memory");
+}
+
 /// Keeps the compiler from moving accumulator accesses across the asynchronous MMA.
 template <int kN>
 __device__ __forceinline__ void fence_operands(float (&d)[kN]) {

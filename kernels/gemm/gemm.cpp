@@ -57,13 +57,14 @@ static const char* math_name(Math m) {
 
 std::string Config::name() const {
   char buf[128];
-  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s_v%d_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
-                math_name(math), vec, split_k);
+  const std::string cluster = cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "";
+  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_v%d_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
+                math_name(math), cluster.c_str(), vec, split_k);
   return buf;
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)_v(\d+)_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?_v(\d+)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_mma|simt_v<V>_sk<SK>)");
@@ -79,15 +80,16 @@ Config Config::from_name(const std::string& name) {
                      : mt[7] == "mskinny" ? Math::kSkinnyMma
                      : mt[7] == "tma"     ? Math::kTma
                                          : Math::kSimt;
-  c.vec = std::stoi(mt[8]);
-  c.split_k = std::stoi(mt[9]);
+  if (mt[8].matched) c.cluster_m = std::stoi(mt[8]);
+  c.vec = std::stoi(mt[9]);
+  c.split_k = std::stoi(mt[10]);
   return c;
 }
 
 nlohmann::json Config::to_json() const {
   return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m},
           {"warp_n", warp_n},   {"stages", stages},   {"math", math_name(math)},
-          {"vec", vec},         {"split_k", split_k}};
+          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}};
 }
 
 namespace {
@@ -127,6 +129,8 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,     256,    128,     64,   256 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 5, 6};
+constexpr int kClusterStages[] = {4, 6};
+constexpr int kClusterSplits[] = {1, 2, 3, 4};
 // TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
 // warpgroups' MMAs in flight). The widths between 128 and 320 let a few hundred rows fill the SMs in one
 // wave (6 x 22 tiles of 64 x 144 cover 336 x 3072 on 132 SMs, 6 x 22 of 64 x 288 cover 336 x 6144).
@@ -189,6 +193,16 @@ std::vector<Config> enumerate() {
     for (const Tile& t : tiles)
       for (int s : kWgmmaStages)
         for (int sk : kSplits) out.push_back(make(t, s, Math::kTma, 8, sk));
+  // Clusters of two CTAs along M multicast each B tile (half loaded by each): half the L2 reads of B.
+  for (const auto& tiles : {std::span<const Tile>(kWgmmaTiles), std::span<const Tile>(kTmaSplitNTiles)})
+    for (const Tile& t : tiles)
+      if (t.block_n <= 256 && (t.block_n / 2) % 8 == 0)
+        for (int s : kClusterStages)
+          for (int sk : kClusterSplits) {
+            Config c = make(t, s, Math::kTma, 8, sk);
+            c.cluster_m = 2;
+            out.push_back(c);
+          }
   for (int rows : kSkinnyRows)
     for (const Tile& t : kSkinnyTiles)
       for (int sk : kSkinnySplits)
@@ -228,6 +242,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   // NOTE: the portable fallback lays threads out in columns of 4; 192 columns do not divide its threads.
   if (c.wgmma() && c.block_n == 192 && !t.nvidia) return "192-wide tiles exist only as sm_90a wgmma";
   if (c.math == Math::kTma && !t.nvidia) return "TMA exists only on sm_90a";
+  if (c.cluster_m != 1 && (c.math != Math::kTma || c.cluster_m != 2 || c.block_n > 256 || (c.block_n / 2) % 8 != 0))
+    return "clusters: two CTAs along M, TMA tiles up to 256 wide";
   if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
   if (c.split_k > 1) {
     const std::int64_t kps = k_per_split(p, c);
@@ -258,7 +274,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::GemmTmaArgs";
     k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                         std::to_string(c.block_k) + ", " + std::to_string(c.warp_n) + ", " + std::to_string(c.stages) +
-                        ", " + index + ">";
+                        ", " + index + (c.cluster_m > 1 ? ", " + std::to_string(c.cluster_m) : std::string()) + ">";
     return {k};
   }
   if (c.math == Math::kSkinnyMma) {

@@ -45,6 +45,7 @@ struct Config {
   Math math = Math::kTensorCore;
   int vec = 8;       // elements per global load: 8 (16 B) or 4 (8 B)
   int split_k = 1;   // run-time: does not change the code object
+  int cluster_m = 1; // kTma: CTAs per cluster along M sharing each B tile by TMA multicast ("_c2" in the name)
 
   bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs || math == Math::kTma; }
   /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows, plus the producer warpgroup
@@ -63,8 +64,9 @@ struct Config {
     return wgmma() ? stages * (block_m + block_n) * block_k * 2 + 1024
                                 : stages * (block_m + block_n) * (block_k + 8) * 2;
   }
-  /// Rows of B per TMA box (a box holds at most 256 rows; wider tiles take one box per consumer column).
-  int tma_box_n() const { return block_n <= 256 ? block_n : warp_n; }
+  /// Rows of B per TMA box (a box holds at most 256 rows; wider tiles take one box per consumer column; in
+  /// a cluster each CTA loads its share of the tile and multicasts it).
+  int tma_box_n() const { return cluster_m > 1 ? block_n / cluster_m : block_n <= 256 ? block_n : warp_n; }
   /// "m128n128k32_w64x64_s4_mma_v8_sk1": stable, and parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);

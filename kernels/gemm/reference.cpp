@@ -173,6 +173,9 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   LaunchDims d;
   d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
   d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);
+  // NOTE: a cluster's CTAs along M must all exist: the grid is padded, and the extra CTAs only load and share.
+  d.grid[1] = (d.grid[1] + c.cluster_m - 1) / c.cluster_m * c.cluster_m;
+  d.cluster[1] = static_cast<unsigned>(c.cluster_m);
   d.grid[2] = static_cast<unsigned>(c.split_k);
   d.block[0] = static_cast<unsigned>(c.threads());
   d.shared_bytes = static_cast<unsigned>(c.shared_bytes());

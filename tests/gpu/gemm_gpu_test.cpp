@@ -79,7 +79,10 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m64n192k64_w64x192_s5_wgws_v8_sk1", "m128n192k64_w64x192_s3_wgmma_v8_sk2", "m128n256k64_w64x256_s4_tma_v8_sk1",
     "m64n128k64_w64x128_s6_tma_v8_sk2", "m128n192k64_w64x192_s5_tma_v8_sk1", "m64n64k128_w64x64_s4_tma_v8_sk3",
     "m128n128k128_w64x128_s3_tma_v8_sk1", "m64n256k64_w64x128_s4_tma_v8_sk1", "m128n256k64_w64x128_s3_tma_v8_sk2",
-    "m64n128k64_w64x64_s5_tma_v8_sk1",
+    "m64n128k64_w64x64_s5_tma_v8_sk1", "m64n144k64_w64x72_s4_tma_v8_sk1", "m64n288k64_w64x144_s4_tma_v8_sk2",
+    // clusters of two along M sharing B by multicast (odd row-tile counts run a padding CTA)
+    "m64n128k64_w64x64_s4_tma_c2_v8_sk1", "m128n256k64_w64x128_s4_tma_c2_v8_sk2", "m64n144k64_w64x72_s6_tma_c2_v8_sk1",
+    "m128n192k64_w64x192_s4_tma_c2_v8_sk3",
   };
   // clang-format on
   Target t = Target::from_arch(facts_.arch);

@@ -107,3 +107,24 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long>");
   EXPECT_EQ(gemm::Config::from_name("m64n256k64_w64x128_s4_tma_v8_sk1").threads(), 384);  // two consumers split N
 }
+
+TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
+  const auto c = gemm::Config::from_name("m128n256k64_w64x128_s4_tma_c2_v8_sk2");
+  EXPECT_EQ(c.cluster_m, 2);
+  EXPECT_EQ(c.name(), "m128n256k64_w64x128_s4_tma_c2_v8_sk2");
+  EXPECT_EQ(c.tma_box_n(), 128);  // each CTA loads half of B and multicasts it
+  EXPECT_EQ(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2").cluster_m, 1);
+  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2>"), std::string::npos);
+  EXPECT_EQ(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find(", 1>"),
+            std::string::npos);  // unclustered names (and their cached code objects) are unchanged
+  Target h200 = Target::from_arch("sm_90a");
+  h200.cu_count = 132;
+  EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, c, h200));
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, c, Target::from_arch("gfx942")));
+  auto wide = gemm::Config::from_name("m64n288k64_w64x144_s4_tma_v8_sk1");
+  wide.cluster_m = 2;  // 144-row halves: within a box, but clusters stop at 256-wide tiles
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, wide, h200));
+  std::size_t clustered = 0;
+  for (const auto& e : gemm::enumerate()) clustered += e.cluster_m == 2;
+  EXPECT_GT(clustered, 100u);
+}

@@ -28,7 +28,7 @@ namespace tunetab::nvidia {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuEventQuery) X(cuStreamCreate)  \
   X(cuStreamSynchronize) X(cuStreamDestroy) X(cuStreamQuery) X(cuGetErrorName) X(cuGetErrorString)      \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)      \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuTensorMapEncodeTiled)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx)
 
 struct Driver {
 #define TUNETAB_DECLARE_FN(name) decltype(&::name) name##_ = nullptr;
@@ -137,6 +137,29 @@ inline hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
                                         void** extra) {
   return TUNETAB_CU(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
+namespace tunetab::nvidia {
+/// cuLaunchKernelEx with a thread-block cluster (no HIP equivalent in ROCm 5.2).
+inline CUresult launch_cluster(CUfunction f, const unsigned (&grid)[3], const unsigned (&block)[3],
+                               const unsigned (&cluster)[3], unsigned shmem, CUstream s, void** params) {
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = cluster[0];
+  attr.value.clusterDim.y = cluster[1];
+  attr.value.clusterDim.z = cluster[2];
+  CUlaunchConfig cfg{};
+  cfg.gridDimX = grid[0];
+  cfg.gridDimY = grid[1];
+  cfg.gridDimZ = grid[2];
+  cfg.blockDimX = block[0];
+  cfg.blockDimY = block[1];
+  cfg.blockDimZ = block[2];
+  cfg.sharedMemBytes = shmem;
+  cfg.hStream = s;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return TUNETAB_CU(cuLaunchKernelEx, &cfg, f, params, nullptr);
+}
+}  // namespace tunetab::nvidia
 inline hipError_t hipFuncGetAttribute(int* v, hipFunction_attribute a, hipFunction_t f) {
   return TUNETAB_CU(cuFuncGetAttribute, v, a, f);
 }

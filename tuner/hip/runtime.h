@@ -186,6 +186,7 @@ struct LaunchDims {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
+  unsigned cluster[3] = {1, 1, 1};  // thread-block cluster (NVIDIA sm_90); the grid must be a multiple of it
 };
 void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args);
 
