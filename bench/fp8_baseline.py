@@ -7,12 +7,11 @@ error (it has no blockwise kernel for M = 1, for one).
 
 usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]
 """
-import argparse
 import json
 
 import torch
 
-from torch_baseline import copy_bandwidth, rotating_sets, time_launches
+from torch_baseline import copy_bandwidth, rotating_sets, shapes_and_json_args, time_launches
 
 FP8 = torch.float8_e4m3fn
 
@@ -42,11 +41,7 @@ def operands(m, n, k, g):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--shapes", required=True)
-    ap.add_argument("--json")
-    args = ap.parse_args()
-    shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes.replace(" ", ";").split(";") if s]
+    shapes, json_path = shapes_and_json_args()
     props = torch.cuda.get_device_properties(0)
     bw = copy_bandwidth()
     rate = fp8_matmul_rate()
@@ -83,8 +78,8 @@ def main():
             print(f"{m},{n},{k},,{roof_us:.2f},unsupported: {row['error']}", flush=True)
         out["shapes"].append(row)
         torch.cuda.empty_cache()
-    if args.json:
-        with open(args.json, "w") as f:
+    if json_path:
+        with open(json_path, "w") as f:
             json.dump(out, f, indent=1)
 
 

@@ -90,12 +90,17 @@ def matmul_rate():
     return 2 * n ** 3 / (t["median_us"] * 1e-6)
 
 
-def main():
+def shapes_and_json_args():
+    """--shapes "M,N,K;..." and --json OUT, the command line of every GEMM baseline script."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--shapes", required=True)
     ap.add_argument("--json")
     args = ap.parse_args()
-    shapes = [tuple(int(x) for x in s.split(",")) for s in args.shapes.replace(" ", ";").split(";") if s]
+    return [tuple(int(x) for x in s.split(",")) for s in args.shapes.replace(" ", ";").split(";") if s], args.json
+
+
+def main():
+    shapes, json_path = shapes_and_json_args()
     props = torch.cuda.get_device_properties(0)
     l2 = props.L2_cache_size
     bw = copy_bandwidth()
@@ -124,8 +129,8 @@ def main():
         print(f"{m:6d} {n:6d} {k:6d} linear {tl['median_us']:9.3f} us  matmul(out) {t['median_us']:9.3f} us  "
               f"roofline {roof_us:8.3f} us", flush=True)
         del As, Bs, Cs
-    if args.json:
-        with open(args.json, "w") as f:
+    if json_path:
+        with open(json_path, "w") as f:
             json.dump(out, f, indent=1)
 
 
