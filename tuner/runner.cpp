@@ -258,6 +258,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       if ((!tiered || opt.anchor_ms.count(ops.m_of(problems[pi]))) == (anchors_pass == 1)) order.push_back(pi);
 
   std::vector<ProblemSummary> summaries(problems.size());
+  // A code object that hung once is not launched again in this run (it costs a whole timeout each time, and
+  // split-K variants and other rows share it); its other candidates are left unstored, so a rerun retries them.
+  std::map<std::string, std::string> hung_code;  // code key -> the row where it hung
   try {
     for (std::size_t pi : order) {
       const Json& p = problems[pi];
@@ -309,6 +312,10 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           if (failed) {
             r.disposition = Disposition::kCompileFailed;
             r.detail = "compile error in `" + failed->name_expression + "`: " + failed->log.substr(0, 4000);
+          } else if (auto h = hung_code.find(r.code_key); h != hung_code.end()) {
+            ++sum.dispositions["skipped"];
+            sum.config_dispositions[cand.config] = "skipped: its code object hung on " + h->second + " in this run";
+            return;
           } else {
             const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {m},
                                                    opt.launch_timeout_ms, safety::timing_request(opt.screen, m));
@@ -322,6 +329,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
             store.put_result(r, version);
             ++sum.dispositions[db::to_string(r.disposition)];
             sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
+            if (r.disposition == Disposition::kTimedOut) hung_code.emplace(r.code_key, sum.key);
             end_if_context_lost(ex, reply);
             if (r.disposition == Disposition::kPassed) {
               screened_ids.push_back(config_id);
