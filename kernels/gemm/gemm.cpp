@@ -129,8 +129,9 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,     256,    128,     64,   256 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 5, 6};
-constexpr int kClusterStages[] = {4, 6};
-constexpr int kClusterSplits[] = {1, 2, 3, 4};
+// NOTE: few cluster variants until they have run on a GPU (each adds a screening per row).
+constexpr int kClusterStages[] = {4};
+constexpr int kClusterSplits[] = {1, 2};
 // TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
 // warpgroups' MMAs in flight). The widths between 128 and 320 let a few hundred rows fill the SMs in one
 // wave (6 x 22 tiles of 64 x 144 cover 336 x 3072 on 132 SMs, 6 x 22 of 64 x 288 cover 336 x 6144).

@@ -126,5 +126,5 @@ TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, wide, h200));
   std::size_t clustered = 0;
   for (const auto& e : gemm::enumerate()) clustered += e.cluster_m == 2;
-  EXPECT_GT(clustered, 100u);
+  EXPECT_GT(clustered, 30u);
 }
