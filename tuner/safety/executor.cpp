@@ -1,9 +1,6 @@
 #include "tuner/safety/executor.h"
 
-#include <chrono>
-#include <cstdio>
 #include <map>
-#include <thread>
 
 #include "tuner/hash.h"
 #include "tuner/safety/device_compare.h"
@@ -220,26 +217,10 @@ Executor::~Executor() = default;
 Json Executor::facts(double timeout_ms) {
   const Json req = {{"op", "facts"}, {"device", device_}};
   if (!worker_) return side_->handle(req);
-  // NOTE: a worker started right after one was killed with a hung kernel has been seen to find no
-  // device while the driver was still tearing the old context down; the driver's init failure sticks to
-  // a process, so retry in new workers.
-  constexpr int kAttempts = 5;
-  for (int attempt = 1;; ++attempt) {
-    const WorkerReply r = worker_->call(req, timeout_ms);
-    std::string failure;
-    if (r.status != WorkerReply::Status::kOk) failure = "the device worker failed to start: " + r.detail;
-    else if (r.body.contains("error")) failure = "device worker: " + r.body.at("error").get<std::string>();
-    else if (device_seen_ && r.body.value("count", 0) <= device_)
-      failure = "device worker found " + std::to_string(r.body.value("count", 0)) + " device(s): " + r.body.value("why", std::string());
-    else {
-      device_seen_ = device_seen_ || r.body.value("count", 0) > device_;
-      return r.body;
-    }
-    if (attempt == kAttempts) TUNETAB_THROW(kInfra, failure + " (" + std::to_string(kAttempts) + " workers tried)");
-    std::fprintf(stderr, "warning: %s; trying a new worker in %d s\n", failure.c_str(), attempt);
-    worker_->reset();
-    std::this_thread::sleep_for(std::chrono::seconds(attempt));
-  }
+  const WorkerReply r = worker_->call(req, timeout_ms);
+  if (r.status != WorkerReply::Status::kOk) TUNETAB_THROW(kInfra, "the device worker failed to start: " + r.detail);
+  if (r.body.contains("error")) TUNETAB_THROW(kInfra, "device worker: " + r.body.at("error").get<std::string>());
+  return r.body;
 }
 
 Json Executor::check(const Json& request, double timeout_ms) {
@@ -250,7 +231,6 @@ Json Executor::check(const Json& request, double timeout_ms) {
     Json reply = side_->handle(req);
     return reply;
   }
-  if (!worker_->running()) facts(timeout_ms);  // a replaced worker opens the device first, with retries
   const WorkerReply r = worker_->call(req, timeout_ms);
   if (r.status == WorkerReply::Status::kOk) {
     if (r.body.contains("error")) {

@@ -33,8 +33,7 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  /// {"count", "why", "facts"} from whichever side owns the device. Once a worker has seen the device, a
-  /// replacement that cannot open it is retried in new workers before the run gives up.
+  /// {"count", "why", "facts"} from whichever side owns the device.
   Json facts(double timeout_ms = 120000);
   /// Runs a "check" request. A worker that crashes becomes {"disposition": "faulted"}, one that misses
   /// `timeout_ms` {"disposition": "timed_out"}; either way the worker is replaced before the next call.
@@ -47,7 +46,6 @@ class Executor {
   std::shared_ptr<DeviceSide> side_;
   std::unique_ptr<Worker> worker_;
   int device_;
-  bool device_seen_ = false;  // a worker has opened the device: a later worker that finds none retries
 };
 
 /// Call first in main() of every program that may run an Executor: in a process started as its device
