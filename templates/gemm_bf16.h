@@ -648,7 +648,8 @@ struct GemmTmaArgs {
 /// kClusterM = 2: two CTAs along M form a cluster and share each B tile: each loads half and multicasts it
 /// to both, and a stage is refilled only once the consumers of both CTAs released it (CUTLASS's 2x1
 /// cluster). The host pads the grid to whole clusters; a padding CTA loads and shares but stores nothing.
-template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM = 1>
+// NOTE: no default for kClusterM: ROCm 5.2 hipRTC matches a name expression against the full argument list.
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;

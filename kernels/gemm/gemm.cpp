@@ -275,7 +275,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::GemmTmaArgs";
     k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                         std::to_string(c.block_k) + ", " + std::to_string(c.warp_n) + ", " + std::to_string(c.stages) +
-                        ", " + index + (c.cluster_m > 1 ? ", " + std::to_string(c.cluster_m) : std::string()) + ">";
+                        ", " + index + ", " + std::to_string(c.cluster_m) + ">";
     return {k};
   }
   if (c.math == Math::kSkinnyMma) {

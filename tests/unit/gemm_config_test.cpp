@@ -104,7 +104,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_EQ(tma.threads(), 384);
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, tma, t));
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, tma, Target::from_arch("gfx950")));
-  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long>");
+  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1>");
   EXPECT_EQ(gemm::Config::from_name("m64n256k64_w64x128_s4_tma_v8_sk1").threads(), 384);  // two consumers split N
 }
 
@@ -115,8 +115,9 @@ TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
   EXPECT_EQ(c.tma_box_n(), 128);  // each CTA loads half of B and multicasts it
   EXPECT_EQ(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2").cluster_m, 1);
   EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2>"), std::string::npos);
-  EXPECT_EQ(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find(", 1>"),
-            std::string::npos);  // unclustered names (and their cached code objects) are unchanged
+  // Every template argument spelled out: ROCm 5.2 hipRTC does not match a name expression that leaves a default.
+  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1>"),
+            std::string::npos);
   Target h200 = Target::from_arch("sm_90a");
   h200.cu_count = 132;
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, c, h200));

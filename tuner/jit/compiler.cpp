@@ -106,7 +106,14 @@ db::CodeObjectRecord Compiler::compile(const KernelSource& k) const {
   rec.log = log;
   if (rc == HIPRTC_SUCCESS) {
     const char* lowered = nullptr;
-    TUNETAB_HIPRTC_CHECK(hiprtcGetLoweredName(prog, k.name_expression.c_str(), &lowered));
+    // NOTE: a name expression the compiler cannot resolve fails this kernel, not the whole run.
+    const hiprtcResult named = hiprtcGetLoweredName(prog, k.name_expression.c_str(), &lowered);
+    if (named != HIPRTC_SUCCESS) {
+      rec.ok = false;
+      rec.log = std::string(hiprtcGetErrorString(named)) + " for the name expression `" + k.name_expression + "`\n" + rec.log;
+      rec.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      return rec;
+    }
     rec.lowered_name = lowered ? lowered : "";
     std::size_t size = 0;
     TUNETAB_HIPRTC_CHECK(hiprtcGetCodeSize(prog, &size));
