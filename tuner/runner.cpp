@@ -260,7 +260,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
   std::vector<ProblemSummary> summaries(problems.size());
   // A code object that hung once is not launched again in this run (it costs a whole timeout each time, and
   // split-K variants and other rows share it); its other candidates are left unstored, so a rerun retries them.
-  std::map<std::string, std::string> hung_code;  // code key -> the row where it hung
+  std::map<std::string, std::string> hung_code;  // code keys -> the row where they hung
   try {
     for (std::size_t pi : order) {
       const Json& p = problems[pi];
@@ -309,10 +309,13 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           const db::CodeObjectRecord* failed = nullptr;
           const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
           r.code_key = codes.front()->key_hash;
+          // NOTE: a pipeline (fused MoE) is known by all of its code objects: they share the routing kernel.
+          std::string pipeline_key;
+          for (const auto* c : codes) pipeline_key += c->key_hash + "+";
           if (failed) {
             r.disposition = Disposition::kCompileFailed;
             r.detail = "compile error in `" + failed->name_expression + "`: " + failed->log.substr(0, 4000);
-          } else if (auto h = hung_code.find(r.code_key); h != hung_code.end()) {
+          } else if (auto h = hung_code.find(pipeline_key); h != hung_code.end()) {
             ++sum.dispositions["skipped"];
             sum.config_dispositions[cand.config] = "skipped: its code object hung on " + h->second + " in this run";
             return;
@@ -329,7 +332,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
             store.put_result(r, version);
             ++sum.dispositions[db::to_string(r.disposition)];
             sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
-            if (r.disposition == Disposition::kTimedOut) hung_code.emplace(r.code_key, sum.key);
+            if (r.disposition == Disposition::kTimedOut) hung_code.emplace(pipeline_key, sum.key);
             end_if_context_lost(ex, reply);
             if (r.disposition == Disposition::kPassed) {
               screened_ids.push_back(config_id);
