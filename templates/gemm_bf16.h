@@ -639,6 +639,80 @@ struct GemmTmaArgs {
   TensorMap a, b;
 };
 
+#if TT_HAS_WGMMA
+/// Stream-K fixup of tile t, by the kCT consumer threads of a CTA: publishes this CTA's partial `acc` in
+/// its slot (thread c's element r at r * kCT + c: coalesced) and counts its `seg_units` on the tile's
+/// counter. The CTA that completes the tile's k_iters resets the counter, sums the slots of every
+/// contributor in CTA order into `acc` (its own included: the sum does not depend on who came last) and
+/// returns true; the others return false with `acc` zeroed.
+// NOTE: between wgmma groups, accumulator registers must not be read or written under a branch the
+// compiler cannot prove uniform (ptxas then serializes every wgmma: C7518). Stream-K's epilogues run
+// between tiles, so they store and load through predicated instructions instead of branches.
+// NOTE: no "memory" clobbers: these must not pin every other access in place (the loads are independent
+// and must overlap); their ordering comes from data dependences (see streamk_fixup).
+__device__ __forceinline__ void st_global_pred_b32(void* ptr, u32 v, bool pred) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b32 [%0], %1;\n}\n" ::"l"(ptr), "r"(v), "r"(static_cast<u32>(pred)));
+}
+__device__ __forceinline__ void st_global_pred_b16(void* ptr, u16 v, bool pred) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p st.global.b16 [%0], %1;\n}\n" ::"l"(ptr), "h"(v), "r"(static_cast<u32>(pred)));
+}
+/// The float at `ptr` read through L2 (another CTA wrote it) if `pred`, else 0.
+__device__ __forceinline__ float ld_global_cg_pred(const float* ptr, bool pred) {
+  float v = 0.f;
+  asm("{\n.reg .pred p;\nsetp.ne.b32 p, %2, 0;\n@p ld.global.cg.f32 %0, [%1];\n}\n" : "+f"(v) : "l"(ptr), "r"(static_cast<u32>(pred)));
+  return v;
+}
+/// store_pair to C without branches: the row and column bounds and the store width are predicates.
+template <typename Index>
+__device__ __forceinline__ void store_pair_pred(const GemmArgs& p, int row, int col, float v0, float v1, bool enable) {
+  const bool in = enable && row < p.m;
+  const bool pair = in && col + 1 < p.n && (p.n & 1) == 0;
+  // NOTE: the offset is clamped to 0 where nothing is stored, so no out-of-range address is even formed.
+  const Index off = in && col < p.n ? static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col) : Index(0);
+  u16* c = p.c + off;
+  st_global_pred_b32(c, pack_bf16x2(v0, v1), pair);
+  st_global_pred_b16(c, f32_to_bf16(v0), in && col < p.n && !pair);
+  st_global_pred_b16(c + 1, f32_to_bf16(v1), in && col + 1 < p.n && !pair);
+}
+
+template <int kTileElems, int kCT, int kAcc>
+__device__ __forceinline__ bool streamk_fixup(const GemmArgs& p, float (&acc)[kAcc], long long t, int slot,
+                                              int seg_units, int k_iters, long long units, int tid) {
+  __shared__ u32 s_last;
+  const int ctas = p.splits;
+  float* mine = p.workspace + (static_cast<long long>(block_x()) * 2 + slot) * kTileElems;
+#pragma unroll
+  for (int r = 0; r < kAcc; ++r) mine[r * kCT + tid] = acc[r];
+  fence_acq_rel_gpu();  // release: the slot before the count
+  bar_sync_named(1, kCT);
+  if (tid == 0) {
+    const u32 before = atomic_add(p.counters + t, static_cast<u32>(seg_units));
+    s_last = before + static_cast<u32>(seg_units) == static_cast<u32>(k_iters);
+    if (s_last) p.counters[t] = 0u;  // every unit has arrived: reset for the next launch
+  }
+  bar_sync_named(1, kCT);
+  fence_acq_rel_gpu();  // acquire: the count before the other slots
+  // NOTE: every load below takes is_last as an input, and is_last is read after the barrier and the fence:
+  // the loads cannot move above them.
+  const bool is_last = s_last;
+  // The contributors: CTA c owns units [c * units / ctas, (c + 1) * units / ctas); c_lo and c_hi own the
+  // tile's first and last unit (CTAs between them with empty ranges wrote nothing).
+  const long long first = t * k_iters, final = first + k_iters - 1;
+  const int c_lo = static_cast<int>(((first + 1) * ctas - 1) / units);
+  const int c_hi = static_cast<int>(((final + 1) * ctas - 1) / units);
+#pragma unroll
+  for (int r = 0; r < kAcc; ++r) acc[r] = 0.f;
+  for (int c = c_lo; c <= c_hi; ++c) {
+    const long long start = units * c / ctas, end = units * (c + 1) / ctas;
+    if (end == start) continue;
+    const float* part = p.workspace + (static_cast<long long>(c) * 2 + (start >= first ? 0 : 1)) * kTileElems;
+#pragma unroll
+    for (int r = 0; r < kAcc; ++r) acc[r] += ld_global_cg_pred(part + r * kCT + tid, is_last);
+  }
+  return is_last;
+}
+#endif
+
 /// sm_90a, warp-specialized with TMA: one producer thread issues a tensor copy per operand and 64 of K
 /// into 128-byte swizzled stages (the layout the wgmma descriptors name; out-of-bounds rows and the K tail
 /// read as zeros), counted on the stage's mbarrier; one consumer warpgroup per 64 rows x kWarpN columns
@@ -648,8 +722,14 @@ struct GemmTmaArgs {
 /// kClusterM = 2: two CTAs along M form a cluster and share each B tile: each loads half and multicasts it
 /// to both, and a stage is refilled only once the consumers of both CTAs released it (CUTLASS's 2x1
 /// cluster). The host pads the grid to whole clusters; a padding CTA loads and shares but stores nothing.
-// NOTE: no default for kClusterM: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM>
+/// kStreamK = 1: p.splits persistent CTAs share the problem's (tile, K block) units evenly, tiles in
+/// M-fastest order (neighbours share B). A CTA stores a tile whose whole K range it owns; otherwise it
+/// publishes its fp32 partial (slot 0 for its first tile, 1 for its last) and counts its units on the
+/// tile's counter, and the CTA that completes the count sums every contributor's slot in CTA order (the
+/// result does not depend on arrival order), stores and resets the counter. Nobody waits on another CTA.
+/// The producer runs ahead across tiles: a tile's epilogue overlaps the next tile's loads.
+// NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM, int kStreamK>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
@@ -658,24 +738,44 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   // NOTE: a box holds at most 256 rows: wider B tiles arrive as one box per consumer column.
   constexpr int kBoxN = kClusterM > 1 ? kBlockN / kClusterM : kBlockN <= 256 ? kBlockN : kWarpN;
   static_assert(kClusterM == 1 || (kClusterM == 2 && kBlockN <= 256 && kBoxN % 8 == 0), "clusters of two along M");
+  static_assert(kStreamK == 0 || (kStreamK == 1 && kClusterM == 1), "stream-K without clusters");
   static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 && kBlockN % kWarpN == 0 &&
                     kWarpN % 8 == 0 && kWarpN <= 256,
                 "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x warp_n (8-row swizzle atoms)");
   const GemmArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
   const int tiles_n = (p.n + kBlockN - 1) / kBlockN;
+  const int tiles_m = (p.m + kBlockM - 1) / kBlockM;
   const int bn0 = static_cast<int>(block_x()) * kBlockN;
   const int bm0 = static_cast<int>(block_y()) * kBlockM;
   const int split = static_cast<int>(block_z());
-  float* partial = p.splits > 1 ? p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n) : nullptr;
+  float* partial = !kStreamK && p.splits > 1 ? p.workspace + static_cast<Index>(split) * static_cast<Index>(p.m) * static_cast<Index>(p.n) : nullptr;
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
   constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK * 2;
   __shared__ u64 full_bar[kStages], empty_bar[kStages];
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
-  const int k_begin = split * p.k_per_split;
-  const int k_end = imin(p.k, k_begin + p.k_per_split);
-  const int k_tiles = k_end > k_begin ? (k_end - k_begin + kBlockK - 1) / kBlockK : 0;
+  // This CTA's units u = tile * k_iters + K block: one tile's split of K, or (stream-K) a share of all.
+  const int k_iters = (p.k + kBlockK - 1) / kBlockK;
+  const long long units = static_cast<long long>(tiles_m) * tiles_n * k_iters;
+  long long u_begin, u_end;
+  if constexpr (kStreamK) {
+    u_begin = units * block_x() / p.splits;
+    u_end = units * (block_x() + 1) / p.splits;
+  } else {
+    const int k_begin = split * p.k_per_split;  // a multiple of kBlockK
+    const int k_end = imin(p.k, k_begin + p.k_per_split);
+    u_begin = (static_cast<long long>(block_y()) * tiles_n + block_x()) * k_iters + k_begin / kBlockK;
+    u_end = k_end > k_begin ? u_begin + (k_end - k_begin + kBlockK - 1) / kBlockK : u_begin;
+  }
+  // Tile t's first row and column (a cluster's padding CTA decodes to its own row tile, past M).
+  const auto tile_m0 = [&](long long t) { return static_cast<int>(kStreamK ? t % tiles_m : t / tiles_n) * kBlockM; };
+  const auto tile_n0 = [&](long long t) { return static_cast<int>(kStreamK ? t / tiles_m : t % tiles_n) * kBlockN; };
+  // A segment: this CTA's units of one tile, from `seg` to the tile's end or the CTA's.
+  const auto segment_end = [&](long long seg) {
+    const long long tile_end = (seg / k_iters + 1) * k_iters;
+    return u_end < tile_end ? u_end : tile_end;
+  };
   const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
@@ -693,82 +793,142 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   for (int i = 0; i < kWarpN / 2; ++i) acc[i] = 0.f;
   if (wg == kConsumers) {
     if (tid == kConsumers * 128) {
-      for (int kt = 0; kt < k_tiles; ++kt) {
-        const int s = kt % kStages;
-        if (kt >= kStages) mbar_wait(&empty_bar[s], ((kt / kStages) - 1) & 1);
-        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
-        u8* sa = base + s * kStageBytes;
-        u8* sb = sa + kBlockM * kBlockK * 2;
-        const int k0 = k_begin + kt * kBlockK;
+      int i = 0;  // units issued: stage i % kStages
+      for (long long seg = u_begin; seg < u_end;) {
+        const long long t = seg / k_iters, seg_end = segment_end(seg);
+        const int m0 = tile_m0(t), n0 = tile_n0(t), n = static_cast<int>(seg_end - seg);
+        int k0 = static_cast<int>(seg - t * k_iters) * kBlockK;
+        for (int j = 0; j < n; ++j, ++i, k0 += kBlockK) {
+          const int s = i % kStages;
+          if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
+          mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+          u8* sa = base + s * kStageBytes;
+          u8* sb = sa + kBlockM * kBlockK * 2;
 #pragma unroll
-        for (int kb = 0; kb < kBlockK / 64; ++kb) {
-          tma_load_2d(sa + kb * (kBlockM * 128), &args.a, k0 + kb * 64, bm0, &full_bar[s]);
-          if constexpr (kClusterM > 1) {
-            tma_load_2d_multicast(sb + kb * (kBlockN * 128) + rank * (kBoxN * 128), &args.b, k0 + kb * 64,
-                                  bn0 + static_cast<int>(rank) * kBoxN, &full_bar[s], static_cast<u16>((1u << kClusterM) - 1));
-          } else {
+          for (int kb = 0; kb < kBlockK / 64; ++kb) {
+            tma_load_2d(sa + kb * (kBlockM * 128), &args.a, k0 + kb * 64, m0, &full_bar[s]);
+            if constexpr (kClusterM > 1) {
+              tma_load_2d_multicast(sb + kb * (kBlockN * 128) + rank * (kBoxN * 128), &args.b, k0 + kb * 64,
+                                    n0 + static_cast<int>(rank) * kBoxN, &full_bar[s], static_cast<u16>((1u << kClusterM) - 1));
+            } else {
 #pragma unroll
-            for (int nb = 0; nb < kBlockN / kBoxN; ++nb)
-              tma_load_2d(sb + kb * (kBlockN * 128) + nb * (kBoxN * 128), &args.b, k0 + kb * 64, bn0 + nb * kBoxN, &full_bar[s]);
+              for (int nb = 0; nb < kBlockN / kBoxN; ++nb)
+                tma_load_2d(sb + kb * (kBlockN * 128) + nb * (kBoxN * 128), &args.b, k0 + kb * 64, n0 + nb * kBoxN, &full_bar[s]);
+            }
           }
         }
+        seg = seg_end;
       }
     }
   } else {
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      const int s = kt % kStages;
-      mbar_wait(&full_bar[s], (kt / kStages) & 1);
-      const u8* sa = base + s * kStageBytes;
-      const u8* sb = sa + kBlockM * kBlockK * 2;
-      fence_operands(acc);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < kBlockK / 16; ++kk) {
-        const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg_m * 64 * 128) + 2 * (kk % 4);
-        const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128) + wg_n * kWarpN * 128) + 2 * (kk % 4);
-        wgmma_bf16<kWarpN>(acc, da, db);
+    const auto release = [&](int s) {
+      if (tid % 128 != 0) return;
+      if constexpr (kClusterM > 1) {
+        for (u32 r = 0; r < kClusterM; ++r) mbar_arrive_cluster(&empty_bar[s], r);
+      } else {
+        mbar_arrive(&empty_bar[s]);
       }
-      wgmma_commit();
-      wgmma_wait<1>();  // the MMAs of the previous stage are done: release it to the producer
-      fence_operands(acc);
-      if (kt > 0 && tid % 128 == 0) {
-        if constexpr (kClusterM > 1) {
-          for (u32 r = 0; r < kClusterM; ++r) mbar_arrive_cluster(&empty_bar[(kt - 1) % kStages], r);
-        } else {
-          mbar_arrive(&empty_bar[(kt - 1) % kStages]);
+    };
+    const int warp = (tid % 128) / 32, lane = tid % 32;
+    // Stores the accumulators of the tile at (m0, n0): bf16 to C, or fp32 to `part` (split-K).
+    const auto store_tile = [&](int m0, int n0, float* part) {
+      const int row = m0 + wg_m * 64 + warp * 16 + lane / 4;
+#pragma unroll
+      for (int j = 0; j < kWarpN / 8; ++j) {
+        const int col = n0 + wg_n * kWarpN + j * 8 + (lane % 4) * 2;
+        store_pair<Index>(p, part, row, col, acc[j * 4 + 0], acc[j * 4 + 1]);
+        store_pair<Index>(p, part, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
+      }
+    };
+    // Stream-K's store (see store_pair_pred): a tile inside C (the common case) stores pairs under one
+    // predicate; an edge tile checks each pair.
+    const auto store_tile_pred = [&](int m0, int n0, bool enable) {
+      const int row = m0 + wg_m * 64 + warp * 16 + lane / 4;
+      if (m0 + kBlockM <= p.m && n0 + kBlockN <= p.n && (p.n & 1) == 0) {
+        u16* c0 = p.c + static_cast<Index>(row) * static_cast<Index>(p.n) + (n0 + wg_n * kWarpN + (lane % 4) * 2);
+        u16* c8 = c0 + static_cast<Index>(8) * static_cast<Index>(p.n);
+#pragma unroll
+        for (int j = 0; j < kWarpN / 8; ++j) {
+          st_global_pred_b32(c0 + j * 8, pack_bf16x2(acc[j * 4 + 0], acc[j * 4 + 1]), enable);
+          st_global_pred_b32(c8 + j * 8, pack_bf16x2(acc[j * 4 + 2], acc[j * 4 + 3]), enable);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < kWarpN / 8; ++j) {
+          const int col = n0 + wg_n * kWarpN + j * 8 + (lane % 4) * 2;
+          store_pair_pred<Index>(p, row, col, acc[j * 4 + 0], acc[j * 4 + 1], enable);
+          store_pair_pred<Index>(p, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3], enable);
         }
       }
-    }
-    wgmma_wait<0>();
-    fence_operands(acc);
-    const int warp = (tid % 128) / 32, lane = tid % 32;
-    const int row = bm0 + wg_m * 64 + warp * 16 + lane / 4;
+    };
+    // NOTE: one segment (a tile's units) per outer step, its epilogue after the inner MMA loop: accumulators
+    // read in a branch between MMAs (a flat loop with `if (last unit of the tile)`) serialize every wgmma.
+    int i = 0;  // units consumed: stage i % kStages, phase (i / kStages) & 1
+    for (long long seg = u_begin; seg < u_end;) {
+      const long long t = seg / k_iters, seg_end = segment_end(seg);
+      const int n = static_cast<int>(seg_end - seg);
+      int pending = -1;  // the stage whose MMAs may still run: released after the next stage's are issued
+      for (int j = 0; j < n; ++j, ++i) {
+        const int s = i % kStages;
+        mbar_wait(&full_bar[s], (i / kStages) & 1);
+        const u8* sa = base + s * kStageBytes;
+        const u8* sb = sa + kBlockM * kBlockK * 2;
+        fence_operands(acc);
+        wgmma_fence();
 #pragma unroll
-    for (int j = 0; j < kWarpN / 8; ++j) {
-      const int col = bn0 + wg_n * kWarpN + j * 8 + (lane % 4) * 2;
-      store_pair<Index>(p, partial, row, col, acc[j * 4 + 0], acc[j * 4 + 1]);
-      store_pair<Index>(p, partial, row + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
+        for (int kk = 0; kk < kBlockK / 16; ++kk) {
+          const u64 da = wgmma_desc(sa + (kk / 4) * (kBlockM * 128) + wg_m * 64 * 128) + 2 * (kk % 4);
+          const u64 db = wgmma_desc(sb + (kk / 4) * (kBlockN * 128) + wg_n * kWarpN * 128) + 2 * (kk % 4);
+          wgmma_bf16<kWarpN>(acc, da, db);
+        }
+        wgmma_commit();
+        wgmma_wait<1>();  // the MMAs of the previous stage are done: release it to the producer
+        fence_operands(acc);
+        if (pending >= 0) release(pending);
+        pending = s;
+      }
+      wgmma_wait<0>();
+      fence_operands(acc);
+      if constexpr (kStreamK) {
+        if (pending >= 0) release(pending);  // the producer refills it with the next tile's units
+        if (seg == t * k_iters && seg_end == (t + 1) * k_iters) {
+          store_tile_pred(tile_m0(t), tile_n0(t), true);
+        } else {
+          const bool last = streamk_fixup<kBlockM * kBlockN, kConsumers * 128>(
+              p, acc, t, seg == u_begin ? 0 : 1, n, k_iters, units, tid);
+          store_tile_pred(tile_m0(t), tile_n0(t), last);
+        }
+#pragma unroll
+        for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
+      }
+      seg = seg_end;
     }
+    if constexpr (!kStreamK) store_tile(bm0, bn0, partial);  // every split stores (an empty one its zeros)
   }
   // NOTE: no CTA leaves while its peer may still arrive on its barriers (remote arrivals end with the main loop).
   if constexpr (kClusterM > 1) cluster_sync();
 #else
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); portable bodies
-  // compile it everywhere: each thread computes its share of the tile directly.
-  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
-    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
-    if (row >= p.m || col >= p.n) continue;
-    const int k_begin = split * p.k_per_split, k_end = imin(p.k, k_begin + p.k_per_split);
-    float sum = 0.f;
-    for (int k = k_begin; k < k_end; ++k)
-      sum += bf16_to_f32(p.a[static_cast<Index>(row) * p.k + k]) * bf16_to_f32(p.b[static_cast<Index>(col) * p.k + k]);
-    const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
-    if (partial) partial[off] = sum;
-    else p.c[off] = f32_to_bf16(sum);
+  // compile it everywhere: each thread computes its share of the tile directly (stream-K: every
+  // p.splits-th tile, whole).
+  const int tiles = kStreamK ? tiles_m * tiles_n : 1;
+  for (int t = kStreamK ? static_cast<int>(block_x()) : 0; t < tiles; t += kStreamK ? p.splits : 1) {
+    const int m0 = kStreamK ? (t % tiles_m) * kBlockM : bm0, n0 = kStreamK ? (t / tiles_m) * kBlockN : bn0;
+    const int k_begin = kStreamK ? 0 : split * p.k_per_split, k_end = kStreamK ? p.k : imin(p.k, k_begin + p.k_per_split);
+    for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+      const int row = m0 + e / kBlockN, col = n0 + e % kBlockN;
+      if (row >= p.m || col >= p.n) continue;
+      float sum = 0.f;
+      for (int k = k_begin; k < k_end; ++k)
+        sum += bf16_to_f32(p.a[static_cast<Index>(row) * p.k + k]) * bf16_to_f32(p.b[static_cast<Index>(col) * p.k + k]);
+      const Index off = static_cast<Index>(row) * static_cast<Index>(p.n) + static_cast<Index>(col);
+      if (partial) partial[off] = sum;
+      else p.c[off] = f32_to_bf16(sum);
+    }
   }
 #endif
   // A cluster's padding CTA (past the last row tile) owns no tile and no split-K counter.
-  if (p.splits > 1 && bm0 < p.m) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+  if (!kStreamK && p.splits > 1 && bm0 < p.m) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
 /// Skinny GEMM for M <= kMaxM (decode batches), bound by reading B once: each warp owns kWarpN columns of

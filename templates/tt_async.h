@@ -164,6 +164,13 @@ __device__ __forceinline__ void tma_load_2d_multicast(void* smem, const TensorMa
       : "memory");
 }
 
+/// A release/acquire fence at GPU scope (lighter than fence.sc, which __threadfence is).
+__device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;\n" ::: "memory"); }
+/// Barrier `id` (1..15) over the first `threads` threads of the CTA (a subset of warps, e.g. the consumers).
+__device__ __forceinline__ void bar_sync_named(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 /// Keeps the compiler from moving accumulator accesses across the asynchronous MMA.
 template <int kN>
 __device__ __forceinline__ void fence_operands(float (&d)[kN]) {

@@ -58,16 +58,17 @@ static const char* math_name(Math m) {
 std::string Config::name() const {
   char buf[128];
   const std::string cluster = cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "";
-  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_v%d_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
-                math_name(math), cluster.c_str(), vec, split_k);
+  const std::string schedule = streamk_ctas > 0 ? "streamk" + std::to_string(streamk_ctas) : "sk" + std::to_string(split_k);
+  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_v%d_%s", block_m, block_n, block_k, warp_m, warp_n, stages,
+                math_name(math), cluster.c_str(), vec, schedule.c_str());
   return buf;
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?_v(\d+)_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?_v(\d+)_(?:sk(\d+)|streamk(\d+)))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
-    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_mma|simt_v<V>_sk<SK>)");
+    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_<math>[_c<C>]_v<V>_sk<SK> or _streamk<CTAS>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -82,14 +83,15 @@ Config Config::from_name(const std::string& name) {
                                          : Math::kSimt;
   if (mt[8].matched) c.cluster_m = std::stoi(mt[8]);
   c.vec = std::stoi(mt[9]);
-  c.split_k = std::stoi(mt[10]);
+  if (mt[10].matched) c.split_k = std::stoi(mt[10]);
+  if (mt[11].matched) c.streamk_ctas = std::stoi(mt[11]);
   return c;
 }
 
 nlohmann::json Config::to_json() const {
   return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m},
           {"warp_n", warp_n},   {"stages", stages},   {"math", math_name(math)},
-          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}};
+          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}, {"streamk_ctas", streamk_ctas}};
 }
 
 namespace {
@@ -132,6 +134,9 @@ constexpr int kWgmmaStages[] = {3, 4, 5, 6};
 // NOTE: few cluster variants until they have run on a GPU (each adds a screening per row).
 constexpr int kClusterStages[] = {4};
 constexpr int kClusterSplits[] = {1, 2};
+// Stream-K runs one persistent CTA per SM: the SM counts of the sm_90 parts (H20, H100 PCIe, H100/H200 SXM).
+constexpr int kStreamKStages[] = {4, 6};
+constexpr int kStreamKCtas[] = {78, 114, 132};
 // TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
 // warpgroups' MMAs in flight). The widths between 128 and 320 let a few hundred rows fill the SMs in one
 // wave (6 x 22 tiles of 64 x 144 cover 336 x 3072 on 132 SMs, 6 x 22 of 64 x 288 cover 336 x 6144).
@@ -204,6 +209,17 @@ std::vector<Config> enumerate() {
             c.cluster_m = 2;
             out.push_back(c);
           }
+  // Stream-K: every SM busy to the end whatever the tile count (a few hundred rows leave a fraction of a wave).
+  for (const auto& tiles : {std::span<const Tile>(kWgmmaTiles), std::span<const Tile>(kTmaSplitNTiles)})
+    for (const Tile& t : tiles)
+      // NOTE: five warpgroups (128 x 256 in 64 x 128 parts) leave 96 registers a thread: the fixup spills.
+      if ((t.block_m / 64) * (t.block_n / t.warp_n) <= 2)
+      for (int s : kStreamKStages)
+        for (int ctas : kStreamKCtas) {
+          Config c = make(t, s, Math::kTma, 8, 1);
+          c.streamk_ctas = ctas;
+          out.push_back(c);
+        }
   for (int rows : kSkinnyRows)
     for (const Tile& t : kSkinnyTiles)
       for (int sk : kSkinnySplits)
@@ -246,6 +262,12 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (c.cluster_m != 1 && (c.math != Math::kTma || c.cluster_m != 2 || c.block_n > 256 || (c.block_n / 2) % 8 != 0))
     return "clusters: two CTAs along M, TMA tiles up to 256 wide";
   if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
+  if (c.streamk_ctas != 0) {
+    if (c.math != Math::kTma || c.cluster_m != 1 || c.split_k != 1 || c.streamk_ctas < 0)
+      return "stream-K: TMA tiles without clusters or split-K";
+    if (t.cu_count > 0 && c.streamk_ctas != t.cu_count)
+      return "stream-K over " + std::to_string(c.streamk_ctas) + " CTAs: the target has " + std::to_string(t.cu_count) + " SMs";
+  }
   if (c.split_k > 1) {
     const std::int64_t kps = k_per_split(p, c);
     if (ceil_div(p.k, kps) != c.split_k) return "split-K " + std::to_string(c.split_k) + " leaves empty splits for K=" + std::to_string(p.k);
@@ -262,6 +284,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
 std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
   std::vector<BufferBound> b = {{"A", p.m * p.k - 1}, {"B", p.n * p.k - 1}, {"C", p.m * p.n - 1}};
   if (c.split_k > 1) b.push_back({"workspace", c.split_k * p.m * p.n - 1});
+  if (c.streamk_ctas > 0) b.push_back({"workspace", std::int64_t{2} * c.streamk_ctas * c.block_m * c.block_n - 1});
   return b;
 }
 
@@ -275,7 +298,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::GemmTmaArgs";
     k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                         std::to_string(c.block_k) + ", " + std::to_string(c.warp_n) + ", " + std::to_string(c.stages) +
-                        ", " + index + ", " + std::to_string(c.cluster_m) + ">";
+                        ", " + index + ", " + std::to_string(c.cluster_m) + ", " + (c.streamk_ctas > 0 ? "1" : "0") + ">";
     return {k};
   }
   if (c.math == Math::kSkinnyMma) {

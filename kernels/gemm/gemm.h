@@ -46,6 +46,9 @@ struct Config {
   int vec = 8;       // elements per global load: 8 (16 B) or 4 (8 B)
   int split_k = 1;   // run-time: does not change the code object
   int cluster_m = 1; // kTma: CTAs per cluster along M sharing each B tile by TMA multicast ("_c2" in the name)
+  /// kTma: stream-K over this many persistent CTAs (the target's SM count; "_streamk132" in place of
+  /// "_sk1"), 0 for one CTA per tile and split. Run-time like split_k: the code object is the same for any count.
+  int streamk_ctas = 0;
 
   bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs || math == Math::kTma; }
   /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows, plus the producer warpgroup

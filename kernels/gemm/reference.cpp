@@ -151,13 +151,14 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
 void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
   TUNETAB_ASSERT(pipeline.size() == 1, "gemm_bf16 is a one-kernel pipeline");
   Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
-  if (c.split_k > 1) {
-    const std::size_t need = static_cast<std::size_t>(c.split_k) * p_.m * p_.n * sizeof(float);
-    TUNETAB_ASSERT(workspace_.bytes() >= need, "split-K workspace too small");
+  if (c.split_k > 1 || c.streamk_ctas > 0) {
+    const std::size_t need = c.streamk_ctas > 0 ? static_cast<std::size_t>(2 * c.streamk_ctas) * c.block_m * c.block_n * sizeof(float)
+                                                : static_cast<std::size_t>(c.split_k) * p_.m * p_.n * sizeof(float);
+    TUNETAB_ASSERT(workspace_.bytes() >= need, "split-K / stream-K workspace too small");
   }
   GemmArgs args{st.a.get(), st.b.get(), st.c.get(), static_cast<float*>(workspace_.get()),
                 static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
-                static_cast<int>(p_.k), c.split_k, static_cast<int>(k_per_split(p_, c))};
+                static_cast<int>(p_.k), c.streamk_ctas > 0 ? c.streamk_ctas : c.split_k, static_cast<int>(k_per_split(p_, c))};
   void* params[] = {&args};
   // NOTE: mirrors tt::GemmTmaArgs: TMA descriptors for boxes of 64 (K) x block rows (B: tma_box_n()), per input set.
   struct TmaArgs {
@@ -177,6 +178,10 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   d.grid[1] = (d.grid[1] + c.cluster_m - 1) / c.cluster_m * c.cluster_m;
   d.cluster[1] = static_cast<unsigned>(c.cluster_m);
   d.grid[2] = static_cast<unsigned>(c.split_k);
+  if (c.streamk_ctas > 0) {  // persistent: one CTA per SM
+    d.grid[0] = static_cast<unsigned>(c.streamk_ctas);
+    d.grid[1] = d.grid[2] = 1;
+  }
   d.block[0] = static_cast<unsigned>(c.threads());
   d.shared_bytes = static_cast<unsigned>(c.shared_bytes());
   tunetab::launch(*pipeline[0], d, s, params);

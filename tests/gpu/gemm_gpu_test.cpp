@@ -1,12 +1,15 @@
 // GPU tests (label gpu): run only where a device is present; skipped elsewhere. scripts/gpu_check.sh runs them.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
 #include "db/store.h"
 #include "exporters/aiter_bf16_gemm.h"
 #include "kernels/gemm/gemm.h"
+#include "tuner/families/gemm_traits.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/runner.h"
@@ -39,7 +42,7 @@ class GemmGpu : public ::testing::Test {
 
   /// Launches `c` on random data for `p` and compares with the Eigen reference.
   gemm::Comparison run(const gemm::Problem& p, const gemm::Config& c, int bits, std::uint64_t seed) {
-    const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
+    const std::size_t ws = GemmBf16Traits::workspace_bytes(p, c);
     gemm::Workload w(p, seed, 1, ws);
     Stream s;
     const std::vector<const Module*> pipeline = {&module_for(c, bits)};
@@ -83,6 +86,11 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
     // clusters of two along M sharing B by multicast (odd row-tile counts run a padding CTA)
     "m64n128k64_w64x64_s4_tma_c2_v8_sk1", "m128n256k64_w64x128_s4_tma_c2_v8_sk2", "m64n144k64_w64x72_s6_tma_c2_v8_sk1",
     "m128n192k64_w64x192_s4_tma_c2_v8_sk3",
+    // stream-K: persistent CTAs sharing tiles x K blocks (partial tiles summed by the last contributor;
+    // small shapes leave CTAs with no units between a tile's contributors)
+    "m128n192k64_w64x192_s4_tma_v8_streamk132", "m64n128k64_w64x64_s6_tma_v8_streamk132",
+    "m128n256k64_w64x128_s4_tma_v8_streamk78", "m64n288k64_w64x144_s4_tma_v8_streamk114",
+    "m64n64k128_w64x64_s4_tma_v8_streamk132",
   };
   // clang-format on
   Target t = Target::from_arch(facts_.arch);
@@ -152,6 +160,35 @@ TEST_F(GemmGpu, GraphTimingIsStable) {
   EXPECT_LE(st.min_us, st.median_us);
   EXPECT_LT(st.spread, 0.5);
   EXPECT_GT(st.iterations, 10);
+}
+
+// A tool more than a test: with TUNETAB_TIME="M,N,K:config,config,..." it validates each config on that shape
+// and times it with the tuner's method (rotating sets, graph replays), for A/B comparisons of kernel changes
+// and as a target for Nsight (`ncu -k regex:... tunetab_gpu_tests --gtest_filter=GemmGpu.TimeConfigs*`).
+TEST_F(GemmGpu, TimeConfigsFromEnvironment) {
+  const char* spec = std::getenv("TUNETAB_TIME");
+  if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME=M,N,K:config,... to time configs";
+  const std::string text(spec);
+  const auto colon = text.find(':');
+  ASSERT_NE(colon, std::string::npos) << "TUNETAB_TIME: expected M,N,K:config,...";
+  long long m = 0, n = 0, k = 0;
+  ASSERT_EQ(std::sscanf(text.substr(0, colon).c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME: M,N,K";
+  const gemm::Problem p{m, n, k};
+  std::stringstream names(text.substr(colon + 1));
+  for (std::string name; std::getline(names, name, ',');) {
+    const auto c = gemm::Config::from_name(name);
+    gemm::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), GemmBf16Traits::workspace_bytes(p, c));
+    Stream s;
+    const std::vector<const Module*> pipeline = {&module_for(c, 32)};
+    w.poison_output();
+    w.launch(c, pipeline, 0, s);
+    s.synchronize();
+    const auto cmp = gemm::compare(w.download_output(), w.reference(), {});
+    EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
+    const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
+    std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,
+                st.min_us, st.spread);
+  }
 }
 
 TEST_F(GemmGpu, TuneStoresExportsAndResumes) {

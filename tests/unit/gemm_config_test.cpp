@@ -58,6 +58,29 @@ TEST(GemmConfig, ConstraintsRejectBeforeCompiling) {
   EXPECT_NE(gemm::why_unsupported(f32out, c, h200)->find("output must be bf16"), std::string::npos);
 }
 
+TEST(GemmConfig, StreamKRunsOneCtaPerSmOfTheTarget) {
+  Target h200 = Target::from_arch("sm_90a");
+  h200.cu_count = 132;
+  const auto c = gemm::Config::from_name("m128n192k64_w64x192_s4_tma_v8_streamk132");
+  EXPECT_EQ(c.streamk_ctas, 132);
+  EXPECT_EQ(c.split_k, 1);
+  EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, c, h200));
+  // A CTA count other than the target's SM count, a split-K or cluster variant, and AMD targets are rejected.
+  EXPECT_NE(gemm::why_unsupported({336, 6144, 2048}, gemm::Config::from_name("m128n192k64_w64x192_s4_tma_v8_streamk114"), h200)
+                ->find("132 SMs"),
+            std::string::npos);
+  gemm::Config bad = c;
+  bad.cluster_m = 2;
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, bad, h200));
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, c, Target::from_arch("gfx942")));
+  // The same code object for every CTA count; two fp32 tile slots a CTA of workspace, in the index proof.
+  EXPECT_EQ(gemm::kernels(c, 32)[0].name_expression,
+            gemm::kernels(gemm::Config::from_name("m128n192k64_w64x192_s4_tma_v8_streamk78"), 32)[0].name_expression);
+  const auto bounds = gemm::index_bounds({336, 6144, 2048}, c);
+  EXPECT_EQ(bounds.back().buffer, "workspace");
+  EXPECT_EQ(bounds.back().max_offset, 2LL * 132 * 128 * 192 - 1);
+}
+
 TEST(GemmConfig, IndexWidthFollowsTheLargestOffset) {
   const auto c = gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1");
   EXPECT_EQ(required_index_bits(gemm::index_bounds({8192, 6144, 1280}, c)), 32);
@@ -86,7 +109,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   }
   EXPECT_GT(supported, 50u);
   const auto kernels = needed_kernels({plan});
-  EXPECT_LE(kernels.size(), 240u);  // split-K and M-independent configs share code objects
+  EXPECT_LE(kernels.size(), 280u);  // split-K, stream-K CTA counts and M-independent configs share code objects
   EXPECT_FALSE(gemm::why_unsupported({16, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk2"), t));
   EXPECT_TRUE(gemm::why_unsupported({17, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk1"), t));  // split-K shares the code object
   // The tensor-core skinny kernel: M <= block_m, 32 x chunks x warps of K per CTA step, threads from block_k.
@@ -104,7 +127,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_EQ(tma.threads(), 384);
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, tma, t));
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, tma, Target::from_arch("gfx950")));
-  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1>");
+  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1, 0>");
   EXPECT_EQ(gemm::Config::from_name("m64n256k64_w64x128_s4_tma_v8_sk1").threads(), 384);  // two consumers split N
 }
 
@@ -114,9 +137,9 @@ TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
   EXPECT_EQ(c.name(), "m128n256k64_w64x128_s4_tma_c2_v8_sk2");
   EXPECT_EQ(c.tma_box_n(), 128);  // each CTA loads half of B and multicasts it
   EXPECT_EQ(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2").cluster_m, 1);
-  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2>"), std::string::npos);
+  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2, 0>"), std::string::npos);
   // Every template argument spelled out: ROCm 5.2 hipRTC does not match a name expression that leaves a default.
-  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1>"),
+  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1, 0>"),
             std::string::npos);
   Target h200 = Target::from_arch("sm_90a");
   h200.cu_count = 132;
