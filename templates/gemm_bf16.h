@@ -118,6 +118,25 @@ __device__ __forceinline__ void wgmma_m64n80k16(float (&d)[40], u64 desc_a, u64 
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
+__device__ __forceinline__ void wgmma_m64n88k16(float (&d)[44], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %46, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n88k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43"
+      "}, %44, %45, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
 __device__ __forceinline__ void wgmma_m64n96k16(float (&d)[48], u64 desc_a, u64 desc_b) {
   asm volatile(
       "{\n.reg .pred p;\n"
@@ -134,6 +153,27 @@ __device__ __forceinline__ void wgmma_m64n96k16(float (&d)[48], u64 desc_a, u64 
         , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
         , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
         , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n112k16(float (&d)[56], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %58, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n112k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55"
+      "}, %56, %57, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
@@ -183,6 +223,31 @@ __device__ __forceinline__ void wgmma_m64n144k16(float (&d)[72], u64 desc_a, u64
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
+__device__ __forceinline__ void wgmma_m64n152k16(float (&d)[76], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %78, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n152k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75"
+      "}, %76, %77, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+        , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+        , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
 __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[80], u64 desc_a, u64 desc_b) {
   asm volatile(
       "{\n.reg .pred p;\n"
@@ -205,6 +270,60 @@ __device__ __forceinline__ void wgmma_m64n160k16(float (&d)[80], u64 desc_a, u64
         , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
         , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
         , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n168k16(float (&d)[84], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %86, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n168k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83"
+      "}, %84, %85, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+        , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+        , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+        , "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
+__device__ __forceinline__ void wgmma_m64n176k16(float (&d)[88], u64 desc_a, u64 desc_b) {
+  asm volatile(
+      "{\n.reg .pred p;\n"
+      "setp.ne.b32 p, %90, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n176k16.f32.bf16.bf16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+      "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+      "%80, %81, %82, %83, %84, %85, %86, %87"
+      "}, %88, %89, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+        , "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+        , "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+        , "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        , "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39])
+        , "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
+        , "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55])
+        , "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        , "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71])
+        , "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79])
+        , "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87])
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
@@ -276,10 +395,15 @@ __device__ __forceinline__ void wgmma_bf16(float (&d)[kN / 2], u64 desc_a, u64 d
   if constexpr (kN == 64) wgmma_m64n64k16(d, desc_a, desc_b);
   else if constexpr (kN == 72) wgmma_m64n72k16(d, desc_a, desc_b);
   else if constexpr (kN == 80) wgmma_m64n80k16(d, desc_a, desc_b);
+  else if constexpr (kN == 88) wgmma_m64n88k16(d, desc_a, desc_b);
   else if constexpr (kN == 96) wgmma_m64n96k16(d, desc_a, desc_b);
+  else if constexpr (kN == 112) wgmma_m64n112k16(d, desc_a, desc_b);
   else if constexpr (kN == 128) wgmma_m64n128k16(d, desc_a, desc_b);
   else if constexpr (kN == 144) wgmma_m64n144k16(d, desc_a, desc_b);
+  else if constexpr (kN == 152) wgmma_m64n152k16(d, desc_a, desc_b);
   else if constexpr (kN == 160) wgmma_m64n160k16(d, desc_a, desc_b);
+  else if constexpr (kN == 168) wgmma_m64n168k16(d, desc_a, desc_b);
+  else if constexpr (kN == 176) wgmma_m64n176k16(d, desc_a, desc_b);
   else if constexpr (kN == 192) wgmma_m64n192k16(d, desc_a, desc_b);
   else if constexpr (kN == 256) wgmma_m64n256k16(d, desc_a, desc_b);
   else static_assert(kN == 64, "no wgmma wrapper for this N: add it to scripts/gen_wgmma.py");
@@ -728,8 +852,12 @@ __device__ __forceinline__ bool streamk_fixup(const GemmArgs& p, float (&acc)[kA
 /// tile's counter, and the CTA that completes the count sums every contributor's slot in CTA order (the
 /// result does not depend on arrival order), stores and resets the counter. Nobody waits on another CTA.
 /// The producer runs ahead across tiles: a tile's epilogue overlaps the next tile's loads.
+/// kSwapAB = 1: the kernel computes C^T = B A^T: its rows are C's columns (args.a maps B) and its columns
+/// C's rows (args.b maps A), so a few hundred rows of C fill one tile width (any multiple of 8 up to 256:
+/// 336 = 2 x 168) while the 64-row MMA granule tiles the long N. The epilogue stores transposed.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM, int kStreamK>
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM, int kStreamK,
+          int kSwapAB>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
@@ -739,13 +867,16 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   constexpr int kBoxN = kClusterM > 1 ? kBlockN / kClusterM : kBlockN <= 256 ? kBlockN : kWarpN;
   static_assert(kClusterM == 1 || (kClusterM == 2 && kBlockN <= 256 && kBoxN % 8 == 0), "clusters of two along M");
   static_assert(kStreamK == 0 || (kStreamK == 1 && kClusterM == 1), "stream-K without clusters");
+  static_assert(kSwapAB == 0 || (kSwapAB == 1 && kStreamK == 0 && kClusterM == 1), "swapped operands: plain tiles");
   static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 && kBlockN % kWarpN == 0 &&
                     kWarpN % 8 == 0 && kWarpN <= 256,
                 "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x warp_n (8-row swizzle atoms)");
   const GemmArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
-  const int tiles_n = (p.n + kBlockN - 1) / kBlockN;
-  const int tiles_m = (p.m + kBlockM - 1) / kBlockM;
+  // The kernel's rows and columns: C's, or with kSwapAB C's columns and rows.
+  const int rows = kSwapAB ? p.n : p.m, cols = kSwapAB ? p.m : p.n;
+  const int tiles_n = (cols + kBlockN - 1) / kBlockN;
+  const int tiles_m = (rows + kBlockM - 1) / kBlockM;
   const int bn0 = static_cast<int>(block_x()) * kBlockN;
   const int bm0 = static_cast<int>(block_y()) * kBlockM;
   const int split = static_cast<int>(block_z());
@@ -903,7 +1034,23 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
       }
       seg = seg_end;
     }
-    if constexpr (!kStreamK) store_tile(bm0, bn0, partial);  // every split stores (an empty one its zeros)
+    if constexpr (kSwapAB) {
+      // D[r][c] is C[c][r]: lanes hold runs of 8 consecutive r, so each store is a 16-byte run of C's row.
+      const int r = bm0 + wg_m * 64 + warp * 16 + lane / 4;
+      const auto store_one = [&](int ci, int cj, float v) {
+        if (ci < p.m && cj < p.n) p.c[static_cast<Index>(ci) * static_cast<Index>(p.n) + cj] = f32_to_bf16(v);
+      };
+#pragma unroll
+      for (int j = 0; j < kWarpN / 8; ++j) {
+        const int c = bn0 + wg_n * kWarpN + j * 8 + (lane % 4) * 2;
+        store_one(c, r, acc[j * 4 + 0]);
+        store_one(c + 1, r, acc[j * 4 + 1]);
+        store_one(c, r + 8, acc[j * 4 + 2]);
+        store_one(c + 1, r + 8, acc[j * 4 + 3]);
+      }
+    } else if constexpr (!kStreamK) {
+      store_tile(bm0, bn0, partial);  // every split stores (an empty one its zeros)
+    }
   }
   // NOTE: no CTA leaves while its peer may still arrive on its barriers (remote arrivals end with the main loop).
   if constexpr (kClusterM > 1) cluster_sync();
@@ -916,7 +1063,8 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
     const int m0 = kStreamK ? (t % tiles_m) * kBlockM : bm0, n0 = kStreamK ? (t / tiles_m) * kBlockN : bn0;
     const int k_begin = kStreamK ? 0 : split * p.k_per_split, k_end = kStreamK ? p.k : imin(p.k, k_begin + p.k_per_split);
     for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
-      const int row = m0 + e / kBlockN, col = n0 + e % kBlockN;
+      const int kr = m0 + e / kBlockN, kc = n0 + e % kBlockN;  // the kernel's row and column
+      const int row = kSwapAB ? kc : kr, col = kSwapAB ? kr : kc;
       if (row >= p.m || col >= p.n) continue;
       float sum = 0.f;
       for (int k = k_begin; k < k_end; ++k)

@@ -146,10 +146,12 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 /// Arrives on the mbarrier at the same shared-memory offset in CTA `rank` of the cluster.
+// NOTE: CTA-scope release (CUTLASS's ClusterBarrier::arrive): a consumer only signals that it has finished
+// reading a stage. .release.cluster put a GPU-wide MEMBAR before every arrive (2x slower main loop).
 __device__ __forceinline__ void mbar_arrive_cluster(u64* bar, u32 rank) {
   asm volatile(
       "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
       "r"(rank)
       : "memory");
 }

@@ -57,7 +57,7 @@ static const char* math_name(Math m) {
 
 std::string Config::name() const {
   char buf[128];
-  const std::string cluster = cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "";
+  const std::string cluster = (cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "") + (swap_ab ? "_swap" : "");
   const std::string schedule = streamk_ctas > 0 ? "streamk" + std::to_string(streamk_ctas) : "sk" + std::to_string(split_k);
   std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_v%d_%s", block_m, block_n, block_k, warp_m, warp_n, stages,
                 math_name(math), cluster.c_str(), vec, schedule.c_str());
@@ -65,10 +65,10 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?_v(\d+)_(?:sk(\d+)|streamk(\d+)))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?(_swap)?_v(\d+)_(?:sk(\d+)|streamk(\d+)))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
-    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_<math>[_c<C>]_v<V>_sk<SK> or _streamk<CTAS>)");
+    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_<math>[_c<C>][_swap]_v<V>_sk<SK> or _streamk<CTAS>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -82,16 +82,17 @@ Config Config::from_name(const std::string& name) {
                      : mt[7] == "tma"     ? Math::kTma
                                          : Math::kSimt;
   if (mt[8].matched) c.cluster_m = std::stoi(mt[8]);
-  c.vec = std::stoi(mt[9]);
-  if (mt[10].matched) c.split_k = std::stoi(mt[10]);
-  if (mt[11].matched) c.streamk_ctas = std::stoi(mt[11]);
+  c.swap_ab = mt[9].matched;
+  c.vec = std::stoi(mt[10]);
+  if (mt[11].matched) c.split_k = std::stoi(mt[11]);
+  if (mt[12].matched) c.streamk_ctas = std::stoi(mt[12]);
   return c;
 }
 
 nlohmann::json Config::to_json() const {
   return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m},
           {"warp_n", warp_n},   {"stages", stages},   {"math", math_name(math)},
-          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}, {"streamk_ctas", streamk_ctas}};
+          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}, {"streamk_ctas", streamk_ctas}, {"swap_ab", swap_ab}};
 }
 
 namespace {
@@ -135,8 +136,14 @@ constexpr int kWgmmaStages[] = {3, 4, 5, 6};
 constexpr int kClusterStages[] = {4};
 constexpr int kClusterSplits[] = {1, 2};
 // Stream-K runs one persistent CTA per SM: the SM counts of the sm_90 parts (H20, H100 PCIe, H100/H200 SXM).
-constexpr int kStreamKStages[] = {4, 6};
+constexpr int kStreamKStages[] = {4};
 constexpr int kStreamKCtas[] = {78, 114, 132};
+// Swapped operands (C^T = B A^T): {rows of N, columns of M}. The M widths cover a few hundred rows in few
+// tiles (304 = 2 x 152 = 4 x 76 -> 80, 336 = 2 x 168 = 3 x 112 = 4 x 84 -> 88), the way cuBLAS's sm90 kernels
+// tile these shapes (64 x 168, 192 x 88, 192 x 80: bench/cublas_kernels.py).
+constexpr int kSwapRows[] = {128, 192};
+constexpr int kSwapCols[] = {80, 88, 112, 152, 168};
+constexpr int kSwapStages[] = {4, 6};
 // TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
 // warpgroups' MMAs in flight). The widths between 128 and 320 let a few hundred rows fill the SMs in one
 // wave (6 x 22 tiles of 64 x 144 cover 336 x 3072 on 132 SMs, 6 x 22 of 64 x 288 cover 336 x 6144).
@@ -150,6 +157,12 @@ constexpr Tile kTmaSplitNTiles[] = {
   {  64,     320,     64,     64,   160 },
   { 128,     256,     64,     64,   128 },
 };
+// TMA only: 128-row tiles as narrow as 72 (two consumer warpgroups each 64 x block_n): with M of a few
+// hundred, three row tiles x N / block_n CTAs fill the 132 SMs in one wave (3 x 43 of 128 x 72 at
+// 336 x 3072; 3 x 43 of 128 x 144 at 336 x 6144), where 64-row tiles halve each MMA's work.
+constexpr int kTmaNarrowWidths[] = {72, 80, 88, 96, 144, 160, 176};
+constexpr int kTmaNarrowStages[] = {4, 6};
+constexpr int kTmaNarrowSplits[] = {1, 2};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 256 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
 constexpr Tile kSkinnyTiles[] = {
@@ -199,6 +212,9 @@ std::vector<Config> enumerate() {
     for (const Tile& t : tiles)
       for (int s : kWgmmaStages)
         for (int sk : kSplits) out.push_back(make(t, s, Math::kTma, 8, sk));
+  for (int w : kTmaNarrowWidths)
+    for (int s : kTmaNarrowStages)
+      for (int sk : kTmaNarrowSplits) out.push_back(make(Tile{128, w, 64, 64, w}, s, Math::kTma, 8, sk));
   // Clusters of two CTAs along M multicast each B tile (half loaded by each): half the L2 reads of B.
   for (const auto& tiles : {std::span<const Tile>(kWgmmaTiles), std::span<const Tile>(kTmaSplitNTiles)})
     for (const Tile& t : tiles)
@@ -220,6 +236,13 @@ std::vector<Config> enumerate() {
           c.streamk_ctas = ctas;
           out.push_back(c);
         }
+  for (int r : kSwapRows)
+    for (int c : kSwapCols)
+      for (int s : kSwapStages) {
+        Config cfg = make(Tile{r, c, 64, 64, c}, s, Math::kTma, 8, 1);
+        cfg.swap_ab = true;
+        out.push_back(cfg);
+      }
   for (int rows : kSkinnyRows)
     for (const Tile& t : kSkinnyTiles)
       for (int sk : kSkinnySplits)
@@ -250,7 +273,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (skinny && p.m > c.block_m)
     return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
   if (skinny && p.k % 8 != 0) return "skinny kernel needs K % 8 == 0";
-  if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
+  if (ceil_div(c.rows(p.m, p.n), c.block_m) > 65535)
+    return std::string(c.swap_ab ? "N" : "M") + " / block_m exceeds the grid's y limit (65535)";
   if (p.k % c.vec != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of the vector width " + std::to_string(c.vec);
   if (t.max_smem_per_block > 0 && c.shared_bytes() > t.max_smem_per_block)
     return "needs " + std::to_string(c.shared_bytes()) + " B of shared memory, target has " +
@@ -262,6 +286,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (c.cluster_m != 1 && (c.math != Math::kTma || c.cluster_m != 2 || c.block_n > 256 || (c.block_n / 2) % 8 != 0))
     return "clusters: two CTAs along M, TMA tiles up to 256 wide";
   if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
+  if (c.swap_ab && (c.math != Math::kTma || c.cluster_m != 1 || c.split_k != 1 || c.streamk_ctas != 0))
+    return "swapped operands: TMA tiles without clusters, split-K or stream-K";
   if (c.streamk_ctas != 0) {
     if (c.math != Math::kTma || c.cluster_m != 1 || c.split_k != 1 || c.streamk_ctas < 0)
       return "stream-K: TMA tiles without clusters or split-K";
@@ -298,7 +324,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::GemmTmaArgs";
     k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                         std::to_string(c.block_k) + ", " + std::to_string(c.warp_n) + ", " + std::to_string(c.stages) +
-                        ", " + index + ", " + std::to_string(c.cluster_m) + ", " + (c.streamk_ctas > 0 ? "1" : "0") + ">";
+                        ", " + index + ", " + std::to_string(c.cluster_m) + ", " + (c.streamk_ctas > 0 ? "1" : "0") + ", " +
+                        (c.swap_ab ? "1" : "0") + ">";
     return {k};
   }
   if (c.math == Math::kSkinnyMma) {

@@ -49,6 +49,9 @@ struct Config {
   /// kTma: stream-K over this many persistent CTAs (the target's SM count; "_streamk132" in place of
   /// "_sk1"), 0 for one CTA per tile and split. Run-time like split_k: the code object is the same for any count.
   int streamk_ctas = 0;
+  /// kTma: C^T = B A^T ("_swap"): block_m tiles N and block_n tiles M, so M of a few hundred fits one tile
+  /// width (multiples of 8) instead of 64-row MMA granules. No split-K, clusters or stream-K.
+  bool swap_ab = false;
 
   bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs || math == Math::kTma; }
   /// A warp per warp tile; for wgmma a warpgroup (128 threads) per 64 rows, plus the producer warpgroup
@@ -70,6 +73,9 @@ struct Config {
   /// Rows of B per TMA box (a box holds at most 256 rows; wider tiles take one box per consumer column; in
   /// a cluster each CTA loads its share of the tile and multicasts it).
   int tma_box_n() const { return cluster_m > 1 ? block_n / cluster_m : block_n <= 256 ? block_n : warp_n; }
+  /// The problem's M and N as the kernel's rows and columns (swapped by swap_ab).
+  std::int64_t rows(std::int64_t m, std::int64_t n) const { return swap_ab ? n : m; }
+  std::int64_t cols(std::int64_t m, std::int64_t n) const { return swap_ab ? m : n; }
   /// "m128n128k32_w64x64_s4_mma_v8_sk1": stable, and parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);

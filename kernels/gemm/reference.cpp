@@ -167,13 +167,17 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   } tma_args;
   if (c.math == Math::kTma) {
     tma_args.p = args;
-    tma_args.a = tensor_map_bf16_2d(st.a.get(), p_.k, p_.m, p_.k * 2, 64, c.block_m);
-    tma_args.b = tensor_map_bf16_2d(st.b.get(), p_.k, p_.n, p_.k * 2, 64, c.tma_box_n());
+    // Swapped: the kernel's rows come from B and its columns from A.
+    const DeviceBuffer& row_op = c.swap_ab ? st.b : st.a;
+    const DeviceBuffer& col_op = c.swap_ab ? st.a : st.b;
+    tma_args.a = tensor_map_bf16_2d(row_op.get(), p_.k, c.rows(p_.m, p_.n), p_.k * 2, 64, c.block_m);
+    tma_args.b = tensor_map_bf16_2d(col_op.get(), p_.k, c.cols(p_.m, p_.n), p_.k * 2, 64, c.tma_box_n());
     params[0] = &tma_args;
   }
   LaunchDims d;
-  d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
-  d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);
+  const std::int64_t rows = c.rows(p_.m, p_.n), cols = c.cols(p_.m, p_.n);
+  d.grid[0] = static_cast<unsigned>((cols + c.block_n - 1) / c.block_n);
+  d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((rows + c.block_m - 1) / c.block_m);
   // NOTE: a cluster's CTAs along M must all exist: the grid is padded, and the extra CTAs only load and share.
   d.grid[1] = (d.grid[1] + c.cluster_m - 1) / c.cluster_m * c.cluster_m;
   d.cluster[1] = static_cast<unsigned>(c.cluster_m);

@@ -91,6 +91,11 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n192k64_w64x192_s4_tma_v8_streamk132", "m64n128k64_w64x64_s6_tma_v8_streamk132",
     "m128n256k64_w64x128_s4_tma_v8_streamk78", "m64n288k64_w64x144_s4_tma_v8_streamk114",
     "m64n64k128_w64x64_s4_tma_v8_streamk132",
+    // swapped operands (C^T = B A^T, transposed stores): block_m tiles N, block_n tiles M
+    "m192n88k64_w64x88_s6_tma_swap_v8_sk1", "m64n168k64_w64x168_s4_tma_swap_v8_sk1", "m128n80k64_w64x80_s6_tma_swap_v8_sk1",
+    "m192n176k64_w64x176_s4_tma_swap_v8_sk1",
+    // narrow 128-row TMA tiles (one wave at a few hundred rows)
+    "m128n72k64_w64x72_s6_tma_v8_sk2", "m128n176k64_w64x176_s4_tma_v8_sk1",
   };
   // clang-format on
   Target t = Target::from_arch(facts_.arch);

@@ -81,6 +81,26 @@ TEST(GemmConfig, StreamKRunsOneCtaPerSmOfTheTarget) {
   EXPECT_EQ(bounds.back().max_offset, 2LL * 132 * 128 * 192 - 1);
 }
 
+TEST(GemmConfig, SwappedOperandsTileNByRowsAndMByColumns) {
+  Target h200 = Target::from_arch("sm_90a");
+  h200.cu_count = 132;
+  const auto c = gemm::Config::from_name("m192n88k64_w64x88_s6_tma_swap_v8_sk1");
+  EXPECT_TRUE(c.swap_ab);
+  EXPECT_EQ(c.name(), "m192n88k64_w64x88_s6_tma_swap_v8_sk1");
+  EXPECT_EQ(c.threads(), 3 * 128 + 128);
+  EXPECT_EQ(c.rows(336, 6144), 6144);
+  EXPECT_EQ(c.cols(336, 6144), 336);
+  EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, c, h200));
+  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 1, 0, 1>"), std::string::npos);
+  // Plain tiles only: no split-K, clusters or stream-K; and not on AMD.
+  for (const char* bad : {"m192n88k64_w64x88_s6_tma_swap_v8_sk2", "m128n80k64_w64x80_s4_tma_c2_swap_v8_sk1",
+                          "m128n80k64_w64x80_s4_tma_swap_v8_streamk132"})
+    EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, gemm::Config::from_name(bad), h200)) << bad;
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, c, Target::from_arch("gfx942")));
+  // The grid's y limit counts N's tiles.
+  EXPECT_TRUE(gemm::why_unsupported({336, 64LL * 65536, 64}, gemm::Config::from_name("m64n88k64_w64x88_s4_tma_swap_v8_sk1"), h200));
+}
+
 TEST(GemmConfig, IndexWidthFollowsTheLargestOffset) {
   const auto c = gemm::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1");
   EXPECT_EQ(required_index_bits(gemm::index_bounds({8192, 6144, 1280}, c)), 32);
@@ -109,7 +129,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   }
   EXPECT_GT(supported, 50u);
   const auto kernels = needed_kernels({plan});
-  EXPECT_LE(kernels.size(), 280u);  // split-K, stream-K CTA counts and M-independent configs share code objects
+  EXPECT_LE(kernels.size(), 320u);  // split-K, stream-K CTA counts and M-independent configs share code objects
   EXPECT_FALSE(gemm::why_unsupported({16, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk2"), t));
   EXPECT_TRUE(gemm::why_unsupported({17, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk1"), t));  // split-K shares the code object
   // The tensor-core skinny kernel: M <= block_m, 32 x chunks x warps of K per CTA step, threads from block_k.
@@ -127,7 +147,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_EQ(tma.threads(), 384);
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, tma, t));
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, tma, Target::from_arch("gfx950")));
-  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1, 0>");
+  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1, 0, 0>");
   EXPECT_EQ(gemm::Config::from_name("m64n256k64_w64x128_s4_tma_v8_sk1").threads(), 384);  // two consumers split N
 }
 
@@ -137,9 +157,9 @@ TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
   EXPECT_EQ(c.name(), "m128n256k64_w64x128_s4_tma_c2_v8_sk2");
   EXPECT_EQ(c.tma_box_n(), 128);  // each CTA loads half of B and multicasts it
   EXPECT_EQ(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2").cluster_m, 1);
-  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2, 0>"), std::string::npos);
+  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2, 0, 0>"), std::string::npos);
   // Every template argument spelled out: ROCm 5.2 hipRTC does not match a name expression that leaves a default.
-  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1, 0>"),
+  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1, 0, 0>"),
             std::string::npos);
   Target h200 = Target::from_arch("sm_90a");
   h200.cu_count = 132;
