@@ -307,10 +307,14 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   return std::nullopt;
 }
 
+std::int64_t workspace_floats(const Problem& p, const Config& c) {
+  if (c.streamk_ctas > 0) return std::int64_t{2} * c.streamk_ctas * c.block_m * c.block_n;
+  return c.split_k > 1 ? c.split_k * p.m * p.n : 0;
+}
+
 std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
   std::vector<BufferBound> b = {{"A", p.m * p.k - 1}, {"B", p.n * p.k - 1}, {"C", p.m * p.n - 1}};
-  if (c.split_k > 1) b.push_back({"workspace", c.split_k * p.m * p.n - 1});
-  if (c.streamk_ctas > 0) b.push_back({"workspace", std::int64_t{2} * c.streamk_ctas * c.block_m * c.block_n - 1});
+  if (const std::int64_t ws = workspace_floats(p, c); ws > 0) b.push_back({"workspace", ws - 1});
   return b;
 }
 

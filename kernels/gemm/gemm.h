@@ -92,6 +92,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
 /// Splits K evenly into multiples of block_k.
 std::int64_t k_per_split(const Problem& p, const Config& c);
 std::vector<BufferBound> index_bounds(const Problem& p, const Config& c);
+/// fp32 elements of workspace the config needs: split-K's partial planes, or stream-K's two tile slots a CTA.
+std::int64_t workspace_floats(const Problem& p, const Config& c);
 
 /// The pipeline: one kernel; `index_bits` picks the 32- or 64-bit address arithmetic instance.
 std::vector<KernelSource> kernels(const Config& c, int index_bits);

@@ -151,11 +151,8 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
 void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
   TUNETAB_ASSERT(pipeline.size() == 1, "gemm_bf16 is a one-kernel pipeline");
   Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
-  if (c.split_k > 1 || c.streamk_ctas > 0) {
-    const std::size_t need = c.streamk_ctas > 0 ? static_cast<std::size_t>(2 * c.streamk_ctas) * c.block_m * c.block_n * sizeof(float)
-                                                : static_cast<std::size_t>(c.split_k) * p_.m * p_.n * sizeof(float);
-    TUNETAB_ASSERT(workspace_.bytes() >= need, "split-K / stream-K workspace too small");
-  }
+  TUNETAB_ASSERT(workspace_.bytes() >= static_cast<std::size_t>(workspace_floats(p_, c)) * sizeof(float),
+                 "split-K / stream-K workspace too small");
   GemmArgs args{st.a.get(), st.b.get(), st.c.get(), static_cast<float*>(workspace_.get()),
                 static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
                 static_cast<int>(p_.k), c.streamk_ctas > 0 ? c.streamk_ctas : c.split_k, static_cast<int>(k_per_split(p_, c))};

@@ -39,8 +39,7 @@ struct GemmBf16Traits {
   static std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) { return gemm::index_bounds(p, c); }
   static std::vector<KernelSource> kernels(const Config& c, int bits) { return gemm::kernels(c, bits); }
   static std::size_t workspace_bytes(const Problem& p, const Config& c) {
-    if (c.streamk_ctas > 0) return static_cast<std::size_t>(2 * c.streamk_ctas) * c.block_m * c.block_n * 4;  // two slots a CTA
-    return c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
+    return static_cast<std::size_t>(gemm::workspace_floats(p, c)) * sizeof(float);
   }
   static ToleranceSpec tolerance(const Problem&) { return kToleranceBf16; }
   static std::int64_t lookup_n(const Problem& p) { return p.n; }
