@@ -65,10 +65,17 @@ __device__ __forceinline__ float bf16_to_f32(u16 h) { return bits_f32(static_cas
 
 /// Round to nearest even; NaN stays a quiet NaN.
 __device__ __forceinline__ u16 f32_to_bf16(float f) {
+#if defined(TT_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // NOTE: one instruction and no branch (a branch on an accumulator between wgmma groups serializes them).
+  u16 r;
+  asm("cvt.rn.bf16.f32 %0, %1;\n" : "=h"(r) : "f"(f));
+  return r;
+#else
   u32 x = f32_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<u16>(x >> 16);
+#endif
 }
 
 __device__ __forceinline__ u32 pack_bf16x2(float lo, float hi) {

@@ -42,6 +42,17 @@ static int default_jobs(int jobs) {
   return jobs > 0 ? jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+/// ptxas's notes that it made a kernel's asynchronous MMAs wait (accumulators touched between MMA groups:
+/// C7514 and kin, C7517): a template bug to catch at compile-check time, not by timing. Empty if none.
+std::string wgmma_serialization_note(const std::string& log) {
+  for (const char* marker : {"wgmma.mma_async instructions are serialized", "warpgroup.wait is injected"})
+    if (const auto at = log.find(marker); at != std::string::npos) {
+      const auto begin = log.rfind('\n', at), end = log.find('\n', at);
+      return log.substr(begin == std::string::npos ? 0 : begin + 1, end == std::string::npos ? std::string::npos : end - begin - 1);
+    }
+  return {};
+}
+
 int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,
                        db::Store* cache) {
   jit::Compiler compiler({arch, opt.jit_flags});
@@ -53,6 +64,10 @@ int compile_and_report(const std::vector<KernelSource>& sources, const std::stri
     if (!objects[i].ok) {
       ++failures;
       std::fprintf(stderr, "compile failed: %s\n%s\n", sources[i].name_expression.c_str(), objects[i].log.c_str());
+    } else if (const std::string note = wgmma_serialization_note(objects[i].log); !note.empty()) {
+      // NOTE: ptxas says so only in the log; the kernel still runs, up to 1.6x slower.
+      ++failures;
+      std::fprintf(stderr, "ptxas serialized the wgmma pipeline of %s:\n%s\n", sources[i].name_expression.c_str(), note.c_str());
     }
   }
   std::printf("compile-checked %zu code objects for %s with %s: %d failed (%.1f s of compile time)\n", objects.size(),

@@ -86,8 +86,10 @@ struct SpotResult {
 std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotCheck>& checks, const TuneOptions& opt,
                                    db::Store& store);
 
+/// ptxas's note (the log line) that it serialized a kernel's wgmma pipeline, or empty.
+std::string wgmma_serialization_note(const std::string& log);
 /// Compiles `sources` for `arch` (through `cache` when given), prints each failure with its log and a
-/// summary line; returns the number that failed.
+/// summary line; returns the number that failed (a code object whose wgmma pipeline ptxas serialized counts).
 int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,
                        db::Store* cache);
 

@@ -5,6 +5,7 @@
 #include "tuner/hash.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/jit/embedded.h"
+#include "tuner/runner.h"
 
 using namespace tunetab;
 
@@ -71,3 +72,47 @@ TEST(JitCompile, CompilesCachesAndReportsErrors) {
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;
 }
+
+#if defined(TUNETAB_PLATFORM_NVIDIA)
+// ptxas serializes a wgmma pipeline whose accumulators are read between MMA groups, and says so only in its
+// log: the compile check (the jit tests) must fail such a kernel. A planted one, and a real TMA kernel that must not.
+TEST(JitCompile, SerializedWgmmaPipelineFailsTheCompileCheck) {
+  KernelSource planted;
+  planted.family = "planted";
+  planted.source = R"(#include "gemm_bf16.h"
+namespace tt {
+__global__ void planted_serialized(GemmArgs p) {
+#if TT_HAS_WGMMA
+  extern __shared__ u32x4 smem[];
+  float acc[32];
+  for (int i = 0; i < 32; ++i) acc[i] = 0.f;
+  const u64 d = wgmma_desc(smem);
+  for (int kt = 0; kt < p.k; ++kt) {
+    wgmma_fence();
+    wgmma_bf16<64>(acc, d, d);
+    wgmma_commit();
+    if (acc[kt % 32] > 1.f) p.c[kt] = 1;  // an accumulator read under a branch, between MMA groups
+    wgmma_wait<1>();
+  }
+  wgmma_wait<0>();
+  p.c[thread_x()] = f32_to_bf16(acc[0]);
+#endif
+}
+}
+)";
+  planted.name_expression = "tt::planted_serialized";
+  planted.parameters = "tt::GemmArgs";
+  TuneOptions opt;
+  opt.jobs = 1;
+  opt.progress = false;
+  const jit::Compiler c({"sm_90a", {}});
+  const auto rec = c.compile(planted);
+  ASSERT_TRUE(rec.ok) << rec.log;  // it compiles and would run: only the log tells
+  EXPECT_NE(wgmma_serialization_note(rec.log).find("C751"), std::string::npos) << rec.log;
+  EXPECT_EQ(compile_and_report({planted}, "sm_90a", opt, nullptr), 1);
+  // The swapped-operand TMA kernel: its transposed epilogue once serialized the main loop (a NaN branch in
+  // the bf16 rounding); it must compile clean.
+  const auto swap = gemm::kernels(gemm::Config::from_name("m192n88k64_w64x88_s6_tma_swap_v8_sk1"), 32);
+  EXPECT_EQ(compile_and_report(swap, "sm_90a", opt, nullptr), 0);
+}
+#endif
