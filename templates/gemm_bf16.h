@@ -756,8 +756,15 @@ gemm_bf16_tn(GemmArgs p) {
   if (p.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
-/// Arguments of the TMA kernel: the common ones plus a descriptor per operand (boxes of 64 x block rows;
-/// for B tiles over 256 rows, 64 x warp_n).
+/// Rows per TMA box for a tile of `block` rows shared by `share` CTAs of a cluster: the CTA's slice, halved
+/// until it fits a box (at most 256 rows). Mirrored by the host (gemm::Config::tma_box_a/b).
+__device__ constexpr int tma_box_rows(int block, int share) {
+  int rows = block / share;
+  while (rows > 256) rows /= 2;
+  return rows;
+}
+
+/// Arguments of the TMA kernel: the common ones plus a descriptor per operand (boxes of 64 x tma_box_rows).
 struct GemmTmaArgs {
   GemmArgs p;
   TensorMap a, b;
@@ -843,9 +850,12 @@ __device__ __forceinline__ bool streamk_fixup(const GemmArgs& p, float (&acc)[kA
 /// (two per 64 rows when kWarpN = kBlockN / 2: more MMAs in flight for short tiles) waits for it,
 /// multiplies with one MMA group in flight and releases the stage. Every stage can be in flight: no thread
 /// waits for its own copies. Split-K as for gemm_bf16_tn (the producer warpgroup joins the epilogue).
-/// kClusterM = 2: two CTAs along M form a cluster and share each B tile: each loads half and multicasts it
-/// to both, and a stage is refilled only once the consumers of both CTAs released it (CUTLASS's 2x1
-/// cluster). The host pads the grid to whole clusters; a padding CTA loads and shares but stores nothing.
+/// Clusters of kClusterN x kClusterM CTAs (x, y): the CTAs of a cluster row (same rows, kClusterN column
+/// tiles) share each A tile and those of a cluster column share each B tile: each CTA loads its slice and
+/// multicasts it to the CTAs that share it, so L2 sends each tile once per cluster (the limit for a few
+/// hundred rows: every SM then reads about 60 B/ns from L2). A stage is refilled only once the consumers of
+/// every CTA it feeds released it (CUTLASS's multicast pipeline). The host pads the grid to whole clusters;
+/// a padding CTA loads and shares but stores nothing.
 /// kStreamK = 1: p.splits persistent CTAs share the problem's (tile, K block) units evenly, tiles in
 /// M-fastest order (neighbours share B). A CTA stores a tile whose whole K range it owns; otherwise it
 /// publishes its fp32 partial (slot 0 for its first tile, 1 for its last) and counts its units on the
@@ -856,18 +866,22 @@ __device__ __forceinline__ bool streamk_fixup(const GemmArgs& p, float (&acc)[kA
 /// C's rows (args.b maps A), so a few hundred rows of C fill one tile width (any multiple of 8 up to 256:
 /// 336 = 2 x 168) while the 64-row MMA granule tiles the long N. The epilogue stores transposed.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM, int kStreamK,
-          int kSwapAB>
+template <int kBlockM, int kBlockN, int kBlockK, int kWarpN, int kStages, typename Index, int kClusterM, int kClusterN,
+          int kStreamK, int kSwapAB>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
   constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
   constexpr int kThreads = kConsumers * 128 + 128;
-  // NOTE: a box holds at most 256 rows: wider B tiles arrive as one box per consumer column.
-  constexpr int kBoxN = kClusterM > 1 ? kBlockN / kClusterM : kBlockN <= 256 ? kBlockN : kWarpN;
-  static_assert(kClusterM == 1 || (kClusterM == 2 && kBlockN <= 256 && kBoxN % 8 == 0), "clusters of two along M");
-  static_assert(kStreamK == 0 || (kStreamK == 1 && kClusterM == 1), "stream-K without clusters");
-  static_assert(kSwapAB == 0 || (kSwapAB == 1 && kStreamK == 0 && kClusterM == 1), "swapped operands: plain tiles");
+  constexpr bool kCluster = kClusterM * kClusterN > 1;
+  // Each CTA loads a slice of A (B) of kSliceA (kSliceB) rows: the tile over the CTAs sharing it, in boxes of
+  // at most 256 rows (the TMA limit). Slices are whole 8-row swizzle atoms (1 KiB apart in shared memory).
+  constexpr int kSliceA = kBlockM / kClusterN, kSliceB = kBlockN / kClusterM;
+  constexpr int kBoxA = tma_box_rows(kBlockM, kClusterN), kBoxB = tma_box_rows(kBlockN, kClusterM);
+  static_assert(kSliceA % 8 == 0 && kSliceB % 8 == 0 && kSliceA % kBoxA == 0 && kSliceB % kBoxB == 0, "cluster slices");
+  static_assert(kClusterM * kClusterN <= 8, "a portable cluster holds at most 8 CTAs");
+  static_assert(kStreamK == 0 || (kStreamK == 1 && !kCluster), "stream-K without clusters");
+  static_assert(kSwapAB == 0 || (kSwapAB == 1 && kStreamK == 0), "swapped operands: no stream-K");
   static_assert(kBlockK % 64 == 0 && kStages >= 2 && kBlockM % 64 == 0 && kBlockN % kWarpN == 0 &&
                     kWarpN % 8 == 0 && kWarpN <= 256,
                 "tma: K blocks of 64 (one 128-byte swizzle row), a warpgroup per 64 x warp_n (8-row swizzle atoms)");
@@ -877,6 +891,8 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   const int rows = kSwapAB ? p.n : p.m, cols = kSwapAB ? p.m : p.n;
   const int tiles_n = (cols + kBlockN - 1) / kBlockN;
   const int tiles_m = (rows + kBlockM - 1) / kBlockM;
+  // Tiles per grid row: a cluster's padding CTAs (past the last column tile) count as tiles of their own.
+  const int tiles_x = (tiles_n + kClusterN - 1) / kClusterN * kClusterN;
   const int bn0 = static_cast<int>(block_x()) * kBlockN;
   const int bm0 = static_cast<int>(block_y()) * kBlockM;
   const int split = static_cast<int>(block_z());
@@ -896,12 +912,12 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   } else {
     const int k_begin = split * p.k_per_split;  // a multiple of kBlockK
     const int k_end = imin(p.k, k_begin + p.k_per_split);
-    u_begin = (static_cast<long long>(block_y()) * tiles_n + block_x()) * k_iters + k_begin / kBlockK;
+    u_begin = (static_cast<long long>(block_y()) * tiles_x + block_x()) * k_iters + k_begin / kBlockK;
     u_end = k_end > k_begin ? u_begin + (k_end - k_begin + kBlockK - 1) / kBlockK : u_begin;
   }
-  // Tile t's first row and column (a cluster's padding CTA decodes to its own row tile, past M).
-  const auto tile_m0 = [&](long long t) { return static_cast<int>(kStreamK ? t % tiles_m : t / tiles_n) * kBlockM; };
-  const auto tile_n0 = [&](long long t) { return static_cast<int>(kStreamK ? t / tiles_m : t % tiles_n) * kBlockN; };
+  // Tile t's first row and column (a cluster's padding CTA decodes to its own tile, past the last row or column).
+  const auto tile_m0 = [&](long long t) { return static_cast<int>(kStreamK ? t % tiles_m : t / tiles_x) * kBlockM; };
+  const auto tile_n0 = [&](long long t) { return static_cast<int>(kStreamK ? t / tiles_m : t % tiles_x) * kBlockN; };
   // A segment: this CTA's units of one tile, from `seg` to the tile's end or the CTA's.
   const auto segment_end = [&](long long seg) {
     const long long tile_end = (seg / k_iters + 1) * k_iters;
@@ -911,14 +927,15 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);
-      mbar_init(&empty_bar[s], kConsumers * kClusterM);  // every consumer of the cluster releases each stage
+      mbar_init(&empty_bar[s], kConsumers * (kClusterM + kClusterN - 1));  // the consumers of every CTA it feeds
     }
     fence_barrier_init();
   }
   // NOTE: in a cluster the peer's copies and arrivals target these barriers: initialised cluster-wide first.
-  if constexpr (kClusterM > 1) cluster_sync();
+  if constexpr (kCluster) cluster_sync();
   else sync_block();
-  [[maybe_unused]] const u32 rank = kClusterM > 1 ? cluster_rank() : 0u;
+  // This CTA's place in the cluster: rank = cx + cy * kClusterN; its row shares A, its column B.
+  [[maybe_unused]] const u32 cx = kCluster ? cluster_ctaid_x() : 0u, cy = kCluster ? cluster_ctaid_y() : 0u;
   float acc[kWarpN / 2];
 #pragma unroll
   for (int i = 0; i < kWarpN / 2; ++i) acc[i] = 0.f;
@@ -937,14 +954,28 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
           u8* sb = sa + kBlockM * kBlockK * 2;
 #pragma unroll
           for (int kb = 0; kb < kBlockK / 64; ++kb) {
-            tma_load_2d(sa + kb * (kBlockM * 128), &args.a, k0 + kb * 64, m0, &full_bar[s]);
-            if constexpr (kClusterM > 1) {
-              tma_load_2d_multicast(sb + kb * (kBlockN * 128) + rank * (kBoxN * 128), &args.b, k0 + kb * 64,
-                                    n0 + static_cast<int>(rank) * kBoxN, &full_bar[s], static_cast<u16>((1u << kClusterM) - 1));
-            } else {
+            const int k = k0 + kb * 64;
 #pragma unroll
-              for (int nb = 0; nb < kBlockN / kBoxN; ++nb)
-                tma_load_2d(sb + kb * (kBlockN * 128) + nb * (kBoxN * 128), &args.b, k0 + kb * 64, n0 + nb * kBoxN, &full_bar[s]);
+            for (int box = 0; box < kSliceA / kBoxA; ++box) {
+              const int r = static_cast<int>(cx) * kSliceA + box * kBoxA;
+              if constexpr (kClusterN > 1) {
+                const u16 row_mask = static_cast<u16>(((1u << kClusterN) - 1) << (cy * kClusterN));
+                tma_load_2d_multicast(sa + kb * (kBlockM * 128) + r * 128, &args.a, k, m0 + r, &full_bar[s], row_mask);
+              } else {
+                tma_load_2d(sa + kb * (kBlockM * 128) + r * 128, &args.a, k, m0 + r, &full_bar[s]);
+              }
+            }
+#pragma unroll
+            for (int box = 0; box < kSliceB / kBoxB; ++box) {
+              const int r = static_cast<int>(cy) * kSliceB + box * kBoxB;
+              if constexpr (kClusterM > 1) {
+                u16 column_mask = 0;
+#pragma unroll
+                for (int j = 0; j < kClusterM; ++j) column_mask |= static_cast<u16>(1u << (cx + j * kClusterN));
+                tma_load_2d_multicast(sb + kb * (kBlockN * 128) + r * 128, &args.b, k, n0 + r, &full_bar[s], column_mask);
+              } else {
+                tma_load_2d(sb + kb * (kBlockN * 128) + r * 128, &args.b, k, n0 + r, &full_bar[s]);
+              }
             }
           }
         }
@@ -954,8 +985,11 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
   } else {
     const auto release = [&](int s) {
       if (tid % 128 != 0) return;
-      if constexpr (kClusterM > 1) {
-        for (u32 r = 0; r < kClusterM; ++r) mbar_arrive_cluster(&empty_bar[s], r);
+      if constexpr (kCluster) {
+        // The CTAs that load into this one: its cluster row (A) and column (B), itself once.
+        for (u32 i = 0; i < kClusterN; ++i) mbar_arrive_cluster(&empty_bar[s], cy * kClusterN + i);
+        for (u32 j = 0; j < kClusterM; ++j)
+          if (j != cy) mbar_arrive_cluster(&empty_bar[s], cx + j * kClusterN);
       } else {
         mbar_arrive(&empty_bar[s]);
       }
@@ -1053,7 +1087,7 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
     }
   }
   // NOTE: no CTA leaves while its peer may still arrive on its barriers (remote arrivals end with the main loop).
-  if constexpr (kClusterM > 1) cluster_sync();
+  if constexpr (kCluster) cluster_sync();
 #else
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); portable bodies
   // compile it everywhere: each thread computes its share of the tile directly (stream-K: every
@@ -1075,8 +1109,8 @@ gemm_bf16_tma(const TT_GRID_CONSTANT GemmTmaArgs args) {
     }
   }
 #endif
-  // A cluster's padding CTA (past the last row tile) owns no tile and no split-K counter.
-  if (!kStreamK && p.splits > 1 && bm0 < p.m) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+  // A cluster's padding CTA (past the last row or column tile) owns no tile and no split-K counter.
+  if (!kStreamK && p.splits > 1 && bm0 < rows && bn0 < cols) splitk_finish<kBlockM, kBlockN, kThreads, Index>(p, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
 /// Skinny GEMM for M <= kMaxM (decode batches), bound by reading B once: each warp owns kWarpN columns of

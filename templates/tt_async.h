@@ -136,10 +136,16 @@ __device__ __forceinline__ void tma_load_2d(void* smem, const TensorMap* map, in
       : "memory");
 }
 
-/// Thread-block clusters (sm_90): this CTA's rank, and a barrier over every thread of every CTA.
-__device__ __forceinline__ u32 cluster_rank() {
+/// Thread-block clusters (sm_90): this CTA's position in its cluster (rank = x + y * cluster width), and a
+/// barrier over every thread of every CTA.
+__device__ __forceinline__ u32 cluster_ctaid_x() {
   u32 r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  asm volatile("mov.u32 %0, %%cluster_ctaid.x;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ u32 cluster_ctaid_y() {
+  u32 r;
+  asm volatile("mov.u32 %0, %%cluster_ctaid.y;\n" : "=r"(r));
   return r;
 }
 __device__ __forceinline__ void cluster_sync() {

@@ -57,7 +57,8 @@ static const char* math_name(Math m) {
 
 std::string Config::name() const {
   char buf[128];
-  const std::string cluster = (cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "") + (swap_ab ? "_swap" : "");
+  const std::string cluster = (cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "") +
+                              (cluster_n > 1 ? "_cn" + std::to_string(cluster_n) : "") + (swap_ab ? "_swap" : "");
   const std::string schedule = streamk_ctas > 0 ? "streamk" + std::to_string(streamk_ctas) : "sk" + std::to_string(split_k);
   std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_v%d_%s", block_m, block_n, block_k, warp_m, warp_n, stages,
                 math_name(math), cluster.c_str(), vec, schedule.c_str());
@@ -65,10 +66,10 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?(_swap)?_v(\d+)_(?:sk(\d+)|streamk(\d+)))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_(mma|simt|wgmma|wgws|skinny|mskinny|tma)(?:_c(\d+))?(?:_cn(\d+))?(_swap)?_v(\d+)_(?:sk(\d+)|streamk(\d+)))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
-    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_<math>[_c<C>][_swap]_v<V>_sk<SK> or _streamk<CTAS>)");
+    throw_input("kernel name '" + name + "' is not a tunetab gemm_bf16 config (expected m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_<math>[_c<C>][_cn<C>][_swap]_v<V>_sk<SK> or _streamk<CTAS>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -82,17 +83,18 @@ Config Config::from_name(const std::string& name) {
                      : mt[7] == "tma"     ? Math::kTma
                                          : Math::kSimt;
   if (mt[8].matched) c.cluster_m = std::stoi(mt[8]);
-  c.swap_ab = mt[9].matched;
-  c.vec = std::stoi(mt[10]);
-  if (mt[11].matched) c.split_k = std::stoi(mt[11]);
-  if (mt[12].matched) c.streamk_ctas = std::stoi(mt[12]);
+  if (mt[9].matched) c.cluster_n = std::stoi(mt[9]);
+  c.swap_ab = mt[10].matched;
+  c.vec = std::stoi(mt[11]);
+  if (mt[12].matched) c.split_k = std::stoi(mt[12]);
+  if (mt[13].matched) c.streamk_ctas = std::stoi(mt[13]);
   return c;
 }
 
 nlohmann::json Config::to_json() const {
   return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m},
           {"warp_n", warp_n},   {"stages", stages},   {"math", math_name(math)},
-          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}, {"streamk_ctas", streamk_ctas}, {"swap_ab", swap_ab}};
+          {"vec", vec},         {"split_k", split_k}, {"cluster_m", cluster_m}, {"cluster_n", cluster_n}, {"streamk_ctas", streamk_ctas}, {"swap_ab", swap_ab}};
 }
 
 namespace {
@@ -143,7 +145,11 @@ constexpr int kStreamKCtas[] = {78, 114, 132};
 // tile these shapes (64 x 168, 192 x 88, 192 x 80: bench/cublas_kernels.py).
 constexpr int kSwapRows[] = {128, 192};
 constexpr int kSwapCols[] = {80, 88, 112, 152, 168};
-constexpr int kSwapStages[] = {4, 6};
+// NOTE: a few hundred rows and short K are latency-bound: the bytes in flight per SM (stages x stage size)
+// set the rate (Little's law), so the narrow tiles go up to the 8 stages that fit in shared memory.
+constexpr int kSwapStages[] = {4, 6, 8};
+// TMA tiles with more stages than kWgmmaStages, one split (most of them exceed shared memory: rejected unbuilt).
+constexpr int kTmaDeepStages[] = {7, 8};
 // TMA only: two consumer warpgroups per 64 rows, each warp_n = block_n / 2 wide (M = 64 tiles with two
 // warpgroups' MMAs in flight). The widths between 128 and 320 let a few hundred rows fill the SMs in one
 // wave (6 x 22 tiles of 64 x 144 cover 336 x 3072 on 132 SMs, 6 x 22 of 64 x 288 cover 336 x 6144).
@@ -161,7 +167,7 @@ constexpr Tile kTmaSplitNTiles[] = {
 // hundred, three row tiles x N / block_n CTAs fill the 132 SMs in one wave (3 x 43 of 128 x 72 at
 // 336 x 3072; 3 x 43 of 128 x 144 at 336 x 6144), where 64-row tiles halve each MMA's work.
 constexpr int kTmaNarrowWidths[] = {72, 80, 88, 96, 144, 160, 176};
-constexpr int kTmaNarrowStages[] = {4, 6};
+constexpr int kTmaNarrowStages[] = {4, 6, 8};
 constexpr int kTmaNarrowSplits[] = {1, 2};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 256 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
@@ -212,6 +218,9 @@ std::vector<Config> enumerate() {
     for (const Tile& t : tiles)
       for (int s : kWgmmaStages)
         for (int sk : kSplits) out.push_back(make(t, s, Math::kTma, 8, sk));
+  for (const auto& tiles : {std::span<const Tile>(kWgmmaTiles), std::span<const Tile>(kTmaSplitNTiles)})
+    for (const Tile& t : tiles)
+      for (int s : kTmaDeepStages) out.push_back(make(t, s, Math::kTma, 8, 1));
   for (int w : kTmaNarrowWidths)
     for (int s : kTmaNarrowStages)
       for (int sk : kTmaNarrowSplits) out.push_back(make(Tile{128, w, 64, 64, w}, s, Math::kTma, 8, sk));
@@ -236,6 +245,8 @@ std::vector<Config> enumerate() {
           c.streamk_ctas = ctas;
           out.push_back(c);
         }
+  // NOTE: no clusters along N (cluster_n) in the space: sharing A by multicast measured 5-15% slower than the
+  // same tile without clusters on every shape tried (session 5, docs/performance.md).
   for (int r : kSwapRows)
     for (int c : kSwapCols)
       for (int s : kSwapStages) {
@@ -283,13 +294,19 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   // NOTE: the portable fallback lays threads out in columns of 4; 192 columns do not divide its threads.
   if (c.wgmma() && c.block_n == 192 && !t.nvidia) return "192-wide tiles exist only as sm_90a wgmma";
   if (c.math == Math::kTma && !t.nvidia) return "TMA exists only on sm_90a";
-  if (c.cluster_m != 1 && (c.math != Math::kTma || c.cluster_m != 2 || c.block_n > 256 || (c.block_n / 2) % 8 != 0))
-    return "clusters: two CTAs along M, TMA tiles up to 256 wide";
+  if (c.cluster_m != 1 || c.cluster_n != 1) {
+    const auto one_of = [](int v) { return v == 1 || v == 2 || v == 4; };
+    if (c.math != Math::kTma || !one_of(c.cluster_m) || !one_of(c.cluster_n) || c.cluster_m * c.cluster_n > 4)
+      return "clusters: TMA tiles, 1, 2 or 4 CTAs along M and N, at most 4 in all";
+    if (c.cluster_m > 1 && (c.block_n > 256 || (c.block_n / c.cluster_m) % 8 != 0))
+      return "clusters along M: TMA tiles up to 256 wide whose slices are whole 8-row atoms";
+    if ((c.block_m / c.cluster_n) % 8 != 0) return "clusters along N: slices of block_m must be whole 8-row atoms";
+  }
   if (c.math == Math::kWgmmaWs && c.split_k != 1) return "warp-specialized wgmma has no split-K epilogue";
-  if (c.swap_ab && (c.math != Math::kTma || c.cluster_m != 1 || c.split_k != 1 || c.streamk_ctas != 0))
-    return "swapped operands: TMA tiles without clusters, split-K or stream-K";
+  if (c.swap_ab && (c.math != Math::kTma || c.split_k != 1 || c.streamk_ctas != 0))
+    return "swapped operands: TMA tiles without split-K or stream-K";
   if (c.streamk_ctas != 0) {
-    if (c.math != Math::kTma || c.cluster_m != 1 || c.split_k != 1 || c.streamk_ctas < 0)
+    if (c.math != Math::kTma || c.cluster_m != 1 || c.cluster_n != 1 || c.split_k != 1 || c.streamk_ctas < 0)
       return "stream-K: TMA tiles without clusters or split-K";
     if (t.cu_count > 0 && c.streamk_ctas != t.cu_count)
       return "stream-K over " + std::to_string(c.streamk_ctas) + " CTAs: the target has " + std::to_string(t.cu_count) + " SMs";
@@ -328,7 +345,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::GemmTmaArgs";
     k.name_expression = "tt::gemm_bf16_tma<" + std::to_string(c.block_m) + ", " + std::to_string(c.block_n) + ", " +
                         std::to_string(c.block_k) + ", " + std::to_string(c.warp_n) + ", " + std::to_string(c.stages) +
-                        ", " + index + ", " + std::to_string(c.cluster_m) + ", " + (c.streamk_ctas > 0 ? "1" : "0") + ", " +
+                        ", " + index + ", " + std::to_string(c.cluster_m) + ", " + std::to_string(c.cluster_n) + ", " + (c.streamk_ctas > 0 ? "1" : "0") + ", " +
                         (c.swap_ab ? "1" : "0") + ">";
     return {k};
   }

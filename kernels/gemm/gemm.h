@@ -46,11 +46,13 @@ struct Config {
   int vec = 8;       // elements per global load: 8 (16 B) or 4 (8 B)
   int split_k = 1;   // run-time: does not change the code object
   int cluster_m = 1; // kTma: CTAs per cluster along M sharing each B tile by TMA multicast ("_c2" in the name)
+  int cluster_n = 1; // kTma: CTAs per cluster along N sharing each A tile by TMA multicast ("_cn2")
   /// kTma: stream-K over this many persistent CTAs (the target's SM count; "_streamk132" in place of
   /// "_sk1"), 0 for one CTA per tile and split. Run-time like split_k: the code object is the same for any count.
   int streamk_ctas = 0;
   /// kTma: C^T = B A^T ("_swap"): block_m tiles N and block_n tiles M, so M of a few hundred fits one tile
-  /// width (multiples of 8) instead of 64-row MMA granules. No split-K, clusters or stream-K.
+  /// width (multiples of 8) instead of 64-row MMA granules. No split-K or stream-K. (Clusters are in the
+  /// kernel's frame: cluster_n shares the block_m rows, of B here.)
   bool swap_ab = false;
 
   bool wgmma() const { return math == Math::kWgmma || math == Math::kWgmmaWs || math == Math::kTma; }
@@ -70,9 +72,15 @@ struct Config {
     return wgmma() ? stages * (block_m + block_n) * block_k * 2 + 1024
                                 : stages * (block_m + block_n) * (block_k + 8) * 2;
   }
-  /// Rows of B per TMA box (a box holds at most 256 rows; wider tiles take one box per consumer column; in
-  /// a cluster each CTA loads its share of the tile and multicasts it).
-  int tma_box_n() const { return cluster_m > 1 ? block_n / cluster_m : block_n <= 256 ? block_n : warp_n; }
+  /// Rows per TMA box of the kernel's A (block_m rows) and B (block_n rows) tiles: a cluster's CTAs each load
+  /// their slice of a shared tile and multicast it; a box holds at most 256 rows. Mirrors tt::tma_box_rows.
+  int tma_box_a() const { return tma_box_rows(block_m, cluster_n); }
+  int tma_box_b() const { return tma_box_rows(block_n, cluster_m); }
+  static constexpr int tma_box_rows(int block, int share) {
+    int rows = block / share;
+    while (rows > 256) rows /= 2;
+    return rows;
+  }
   /// The problem's M and N as the kernel's rows and columns (swapped by swap_ab).
   std::int64_t rows(std::int64_t m, std::int64_t n) const { return swap_ab ? n : m; }
   std::int64_t cols(std::int64_t m, std::int64_t n) const { return swap_ab ? m : n; }

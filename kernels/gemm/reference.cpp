@@ -157,7 +157,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                 static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
                 static_cast<int>(p_.k), c.streamk_ctas > 0 ? c.streamk_ctas : c.split_k, static_cast<int>(k_per_split(p_, c))};
   void* params[] = {&args};
-  // NOTE: mirrors tt::GemmTmaArgs: TMA descriptors for boxes of 64 (K) x block rows (B: tma_box_n()), per input set.
+  // NOTE: mirrors tt::GemmTmaArgs: TMA descriptors for boxes of 64 (K) x tma_box_a/b() rows, per input set.
   struct TmaArgs {
     GemmArgs p;
     TensorMap a, b;
@@ -167,16 +167,18 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     // Swapped: the kernel's rows come from B and its columns from A.
     const DeviceBuffer& row_op = c.swap_ab ? st.b : st.a;
     const DeviceBuffer& col_op = c.swap_ab ? st.a : st.b;
-    tma_args.a = tensor_map_bf16_2d(row_op.get(), p_.k, c.rows(p_.m, p_.n), p_.k * 2, 64, c.block_m);
-    tma_args.b = tensor_map_bf16_2d(col_op.get(), p_.k, c.cols(p_.m, p_.n), p_.k * 2, 64, c.tma_box_n());
+    tma_args.a = tensor_map_bf16_2d(row_op.get(), p_.k, c.rows(p_.m, p_.n), p_.k * 2, 64, c.tma_box_a());
+    tma_args.b = tensor_map_bf16_2d(col_op.get(), p_.k, c.cols(p_.m, p_.n), p_.k * 2, 64, c.tma_box_b());
     params[0] = &tma_args;
   }
   LaunchDims d;
   const std::int64_t rows = c.rows(p_.m, p_.n), cols = c.cols(p_.m, p_.n);
   d.grid[0] = static_cast<unsigned>((cols + c.block_n - 1) / c.block_n);
   d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((rows + c.block_m - 1) / c.block_m);
-  // NOTE: a cluster's CTAs along M must all exist: the grid is padded, and the extra CTAs only load and share.
+  // NOTE: a cluster's CTAs must all exist: the grid is padded, and the extra CTAs only load and share.
+  d.grid[0] = (d.grid[0] + c.cluster_n - 1) / c.cluster_n * c.cluster_n;
   d.grid[1] = (d.grid[1] + c.cluster_m - 1) / c.cluster_m * c.cluster_m;
+  d.cluster[0] = static_cast<unsigned>(c.cluster_n);
   d.cluster[1] = static_cast<unsigned>(c.cluster_m);
   d.grid[2] = static_cast<unsigned>(c.split_k);
   if (c.streamk_ctas > 0) {  // persistent: one CTA per SM

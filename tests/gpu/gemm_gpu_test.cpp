@@ -96,6 +96,11 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m192n176k64_w64x176_s4_tma_swap_v8_sk1",
     // narrow 128-row TMA tiles (one wave at a few hundred rows)
     "m128n72k64_w64x72_s6_tma_v8_sk2", "m128n176k64_w64x176_s4_tma_v8_sk1",
+    // clusters along N sharing A (swapped: the weights) by multicast, 2 or 4 CTAs; with clusters along M as well;
+    // column-tile counts that are not a multiple of the cluster run padding CTAs
+    "m192n88k64_w64x88_s6_tma_cn2_swap_v8_sk1", "m128n80k64_w64x80_s4_tma_cn4_swap_v8_sk1",
+    "m192n168k64_w64x168_s6_tma_cn2_swap_v8_sk1", "m128n80k64_w64x80_s6_tma_cn2_v8_sk1",
+    "m128n192k64_w64x192_s4_tma_cn4_v8_sk1", "m128n128k64_w64x128_s4_tma_c2_cn2_v8_sk2",
   };
   // clang-format on
   Target t = Target::from_arch(facts_.arch);

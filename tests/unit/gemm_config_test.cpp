@@ -91,10 +91,9 @@ TEST(GemmConfig, SwappedOperandsTileNByRowsAndMByColumns) {
   EXPECT_EQ(c.rows(336, 6144), 6144);
   EXPECT_EQ(c.cols(336, 6144), 336);
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, c, h200));
-  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 1, 0, 1>"), std::string::npos);
-  // Plain tiles only: no split-K, clusters or stream-K; and not on AMD.
-  for (const char* bad : {"m192n88k64_w64x88_s6_tma_swap_v8_sk2", "m128n80k64_w64x80_s4_tma_c2_swap_v8_sk1",
-                          "m128n80k64_w64x80_s4_tma_swap_v8_streamk132"})
+  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 1, 1, 0, 1>"), std::string::npos);
+  // No split-K or stream-K (clusters: see ClustersAlongNShareAWithSwappedOperands); and not on AMD.
+  for (const char* bad : {"m192n88k64_w64x88_s6_tma_swap_v8_sk2", "m128n80k64_w64x80_s4_tma_swap_v8_streamk132"})
     EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, gemm::Config::from_name(bad), h200)) << bad;
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, c, Target::from_arch("gfx942")));
   // The grid's y limit counts N's tiles.
@@ -129,7 +128,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   }
   EXPECT_GT(supported, 50u);
   const auto kernels = needed_kernels({plan});
-  EXPECT_LE(kernels.size(), 320u);  // split-K, stream-K CTA counts and M-independent configs share code objects
+  EXPECT_LE(kernels.size(), 360u);  // split-K, stream-K CTA counts and M-independent configs share code objects
   EXPECT_FALSE(gemm::why_unsupported({16, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk2"), t));
   EXPECT_TRUE(gemm::why_unsupported({17, 3072, 1536}, gemm::Config::from_name("m16n16k512_w16x4_s1_skinny_v8_sk1"), t));  // split-K shares the code object
   // The tensor-core skinny kernel: M <= block_m, 32 x chunks x warps of K per CTA step, threads from block_k.
@@ -147,7 +146,7 @@ TEST(GemmConfig, PlanPicksTheIndexInstanceAndKernelsNameIt) {
   EXPECT_EQ(tma.threads(), 384);
   EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, tma, t));
   EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, tma, Target::from_arch("gfx950")));
-  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1, 0, 0>");
+  EXPECT_EQ(gemm::kernels(tma, 64)[0].name_expression, "tt::gemm_bf16_tma<128, 256, 64, 256, 4, long long, 1, 1, 0, 0>");
   EXPECT_EQ(gemm::Config::from_name("m64n256k64_w64x128_s4_tma_v8_sk1").threads(), 384);  // two consumers split N
 }
 
@@ -155,11 +154,12 @@ TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
   const auto c = gemm::Config::from_name("m128n256k64_w64x128_s4_tma_c2_v8_sk2");
   EXPECT_EQ(c.cluster_m, 2);
   EXPECT_EQ(c.name(), "m128n256k64_w64x128_s4_tma_c2_v8_sk2");
-  EXPECT_EQ(c.tma_box_n(), 128);  // each CTA loads half of B and multicasts it
+  EXPECT_EQ(c.tma_box_b(), 128);  // each CTA loads half of B and multicasts it
+  EXPECT_EQ(c.tma_box_a(), 128);
   EXPECT_EQ(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2").cluster_m, 1);
-  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2, 0, 0>"), std::string::npos);
+  EXPECT_NE(gemm::kernels(c, 32)[0].name_expression.find("int, 2, 1, 0, 0>"), std::string::npos);
   // Every template argument spelled out: ROCm 5.2 hipRTC does not match a name expression that leaves a default.
-  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1, 0, 0>"),
+  EXPECT_NE(gemm::kernels(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_v8_sk2"), 32)[0].name_expression.find("int, 1, 1, 0, 0>"),
             std::string::npos);
   Target h200 = Target::from_arch("sm_90a");
   h200.cu_count = 132;
@@ -171,4 +171,38 @@ TEST(GemmConfig, ClustersShareBAlongMOnNvidiaOnly) {
   std::size_t clustered = 0;
   for (const auto& e : gemm::enumerate()) clustered += e.cluster_m == 2;
   EXPECT_GT(clustered, 30u);
+}
+
+TEST(GemmConfig, ClustersAlongNShareAWithSwappedOperands) {
+  // cuBLAS's tile for 336 x 6144 x 2048: 192 rows of N (the weights) x 88 of M, two CTAs along M sharing the weights.
+  const auto c = gemm::Config::from_name("m192n88k64_w64x88_s6_tma_cn2_swap_v8_sk1");
+  EXPECT_EQ(c.cluster_n, 2);
+  EXPECT_EQ(c.cluster_m, 1);
+  EXPECT_TRUE(c.swap_ab);
+  EXPECT_EQ(c.name(), "m192n88k64_w64x88_s6_tma_cn2_swap_v8_sk1");
+  EXPECT_EQ(c.tma_box_a(), 96);  // each CTA loads 96 of the 192 rows and multicasts them
+  EXPECT_EQ(c.tma_box_b(), 88);
+  EXPECT_EQ(gemm::kernels(c, 32)[0].name_expression, "tt::gemm_bf16_tma<192, 88, 64, 88, 6, int, 1, 2, 0, 1>");
+  EXPECT_EQ(gemm::Config::from_name("m128n256k64_w64x128_s4_tma_c2_cn2_v8_sk1").name(), "m128n256k64_w64x128_s4_tma_c2_cn2_v8_sk1");
+  Target h200 = Target::from_arch("sm_90a");
+  h200.cu_count = 132;
+  EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, c, h200));
+  auto quad = c;
+  quad.cluster_n = 4;  // 48-row slices
+  EXPECT_FALSE(gemm::why_unsupported({336, 6144, 2048}, quad, h200));
+  EXPECT_EQ(quad.tma_box_a(), 48);
+  auto odd = c;
+  odd.cluster_n = 3;
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, odd, h200));
+  auto big = c;
+  big.cluster_m = 2;
+  big.cluster_n = 4;  // 8 CTAs: more than the space offers
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, big, h200));
+  auto ragged = gemm::Config::from_name("m128n88k64_w64x88_s4_tma_v8_sk1");
+  ragged.cluster_m = 2;  // 44-row slices of B are not whole swizzle atoms
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, ragged, h200));
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, c, Target::from_arch("gfx942")));
+  auto streamk = gemm::Config::from_name("m64n288k64_w64x144_s4_tma_v8_streamk132");
+  streamk.cluster_n = 2;
+  EXPECT_TRUE(gemm::why_unsupported({336, 6144, 2048}, streamk, h200));
 }
