@@ -852,8 +852,8 @@ __device__ __forceinline__ bool streamk_fixup(const GemmArgs& p, float (&acc)[kA
 /// waits for its own copies. Split-K as for gemm_bf16_tn (the producer warpgroup joins the epilogue).
 /// Clusters of kClusterN x kClusterM CTAs (x, y): the CTAs of a cluster row (same rows, kClusterN column
 /// tiles) share each A tile and those of a cluster column share each B tile: each CTA loads its slice and
-/// multicasts it to the CTAs that share it, so L2 sends each tile once per cluster (the limit for a few
-/// hundred rows: every SM then reads about 60 B/ns from L2). A stage is refilled only once the consumers of
+/// multicasts it to the CTAs that share it, so L2 sends each tile once per cluster (measured no faster than
+/// without clusters at a few hundred rows: docs/performance.md, session 5). A stage is refilled only once the consumers of
 /// every CTA it feeds released it (CUTLASS's multicast pipeline). The host pads the grid to whole clusters;
 /// a padding CTA loads and shares but stores nothing.
 /// kStreamK = 1: p.splits persistent CTAs share the problem's (tile, K block) units evenly, tiles in
