@@ -853,9 +853,9 @@ __device__ __forceinline__ bool streamk_fixup(const GemmArgs& p, float (&acc)[kA
 /// Clusters of kClusterN x kClusterM CTAs (x, y): the CTAs of a cluster row (same rows, kClusterN column
 /// tiles) share each A tile and those of a cluster column share each B tile: each CTA loads its slice and
 /// multicasts it to the CTAs that share it, so L2 sends each tile once per cluster (measured no faster than
-/// without clusters at a few hundred rows: docs/performance.md, session 5). A stage is refilled only once the consumers of
-/// every CTA it feeds released it (CUTLASS's multicast pipeline). The host pads the grid to whole clusters;
-/// a padding CTA loads and shares but stores nothing.
+/// without clusters at a few hundred rows: docs/performance.md, session 5). A stage is refilled only once
+/// the consumers of every CTA it feeds released it (CUTLASS's multicast pipeline). The host pads the grid
+/// to whole clusters; a padding CTA loads and shares but stores nothing.
 /// kStreamK = 1: p.splits persistent CTAs share the problem's (tile, K block) units evenly, tiles in
 /// M-fastest order (neighbours share B). A CTA stores a tile whose whole K range it owns; otherwise it
 /// publishes its fp32 partial (slot 0 for its first tile, 1 for its last) and counts its units on the
