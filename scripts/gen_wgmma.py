@@ -3,7 +3,7 @@
 per N). Usage: python3 scripts/gen_wgmma.py > /tmp/w.h, then paste between the markers."""
 import sys
 
-WIDTHS = [64, 72, 80, 88, 96, 112, 128, 144, 152, 160, 168, 176, 192, 256]
+WIDTHS = [24, 32, 40, 48, 64, 72, 80, 88, 96, 112, 128, 144, 152, 160, 168, 176, 192, 256]
 
 
 def wrapper(n):

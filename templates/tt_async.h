@@ -128,6 +128,10 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(u64* bar, u32 bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 /// TMA: copies the box at (inner, outer) of `map` to shared memory and completes its bytes on `bar`.
+/// Fetches a tensor map into the TMA unit's descriptor cache ahead of the first copy that names it.
+__device__ __forceinline__ void prefetch_tensormap(const TensorMap* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(map)) : "memory");
+}
 __device__ __forceinline__ void tma_load_2d(void* smem, const TensorMap* map, int inner, int outer, u64* bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(

@@ -143,8 +143,8 @@ constexpr int kStreamKCtas[] = {78, 114, 132};
 // Swapped operands (C^T = B A^T): {rows of N, columns of M}. The M widths cover a few hundred rows in few
 // tiles (304 = 2 x 152 = 4 x 76 -> 80, 336 = 2 x 168 = 3 x 112 = 4 x 84 -> 88), the way cuBLAS's sm90 kernels
 // tile these shapes (64 x 168, 192 x 88, 192 x 80: bench/cublas_kernels.py).
-constexpr int kSwapRows[] = {128, 192};
-constexpr int kSwapCols[] = {80, 88, 112, 152, 168};
+constexpr int kSwapRows[] = {64, 128, 192};
+constexpr int kSwapCols[] = {72, 80, 88, 112, 152, 168};
 // NOTE: a few hundred rows and short K are latency-bound: the bytes in flight per SM (stages x stage size)
 // set the rate (Little's law), so the narrow tiles go up to the 8 stages that fit in shared memory.
 constexpr int kSwapStages[] = {4, 6, 8};
@@ -169,6 +169,11 @@ constexpr Tile kTmaSplitNTiles[] = {
 constexpr int kTmaNarrowWidths[] = {72, 80, 88, 96, 144, 160, 176};
 constexpr int kTmaNarrowStages[] = {4, 6, 8};
 constexpr int kTmaNarrowSplits[] = {1, 2};
+// TMA only: 64-row tiles 24 to 48 wide for a few dozen rows: 64 x 3072 takes 48 CTAs of 64 x 64 (a third of
+// the SMs streaming B) but 96 of 64 x 32 or 128 of 64 x 24; the A tile each re-reads comes from L2.
+constexpr int kTmaSlimWidths[] = {24, 32, 40, 48};
+constexpr int kTmaSlimStages[] = {4, 6, 8};
+constexpr int kTmaSlimSplits[] = {1, 2};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 256 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
 constexpr Tile kSkinnyTiles[] = {
@@ -224,6 +229,9 @@ std::vector<Config> enumerate() {
   for (int w : kTmaNarrowWidths)
     for (int s : kTmaNarrowStages)
       for (int sk : kTmaNarrowSplits) out.push_back(make(Tile{128, w, 64, 64, w}, s, Math::kTma, 8, sk));
+  for (int w : kTmaSlimWidths)
+    for (int s : kTmaSlimStages)
+      for (int sk : kTmaSlimSplits) out.push_back(make(Tile{64, w, 64, 64, w}, s, Math::kTma, 8, sk));
   // Clusters of two CTAs along M multicast each B tile (half loaded by each): half the L2 reads of B.
   for (const auto& tiles : {std::span<const Tile>(kWgmmaTiles), std::span<const Tile>(kTmaSplitNTiles)})
     for (const Tile& t : tiles)

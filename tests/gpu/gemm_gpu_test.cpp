@@ -96,6 +96,8 @@ TEST_F(GemmGpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m192n176k64_w64x176_s4_tma_swap_v8_sk1",
     // narrow 128-row TMA tiles (one wave at a few hundred rows)
     "m128n72k64_w64x72_s6_tma_v8_sk2", "m128n176k64_w64x176_s4_tma_v8_sk1",
+    // slim 64-row TMA tiles (a few dozen rows over more SMs)
+    "m64n24k64_w64x24_s8_tma_v8_sk1", "m64n40k64_w64x40_s6_tma_v8_sk2", "m64n32k64_w64x32_s4_tma_v8_sk1",
     // clusters along N sharing A (swapped: the weights) by multicast, 2 or 4 CTAs; with clusters along M as well;
     // column-tile counts that are not a multiple of the cluster run padding CTAs
     "m192n88k64_w64x88_s6_tma_cn2_swap_v8_sk1", "m128n80k64_w64x80_s4_tma_cn4_swap_v8_sk1",
