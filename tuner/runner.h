@@ -88,6 +88,9 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
 
 /// ptxas's note (the log line) that it serialized a kernel's wgmma pipeline, or empty.
 std::string wgmma_serialization_note(const std::string& log);
+/// Whether `log` carries ptxas's report (NVIDIA: the compiler runs ptxas with -v, so a real report always
+/// names the registers used). Without it the serialization check above cannot see anything.
+bool has_ptxas_report(const std::string& log);
 /// Compiles `sources` for `arch` (through `cache` when given), prints each failure with its log and a
 /// summary line; returns the number that failed (a code object whose wgmma pipeline ptxas serialized counts).
 int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,

@@ -108,6 +108,7 @@ __global__ void planted_serialized(GemmArgs p) {
   const jit::Compiler c({"sm_90a", {}});
   const auto rec = c.compile(planted);
   ASSERT_TRUE(rec.ok) << rec.log;  // it compiles and would run: only the log tells
+  if (!has_ptxas_report(rec.log)) GTEST_SKIP() << "this NVRTC returns no ptxas report: the check is blind here";
   EXPECT_NE(wgmma_serialization_note(rec.log).find("C751"), std::string::npos) << rec.log;
   EXPECT_EQ(compile_and_report({planted}, "sm_90a", opt, nullptr), 1);
   // The swapped-operand TMA kernel: its transposed epilogue once serialized the main loop (a NaN branch in

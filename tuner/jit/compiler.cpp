@@ -35,6 +35,9 @@ Compiler::Compiler(CompileOptions options) : options_(std::move(options)) {
     throw_input("--target " + options_.arch + ": this tunetab is built for HIP's NVIDIA platform; use sm_90a (or build with TUNETAB_PLATFORM=amd)");
   flags_.push_back("--gpu-architecture=" + options_.arch);
   flags_.push_back("-lineinfo");
+  // NOTE: ptxas's notes (registers, spills, a serialized wgmma pipeline: C7514/C7517) reach the log only
+  // with -v on some machines; the compile check reads them there.
+  flags_.push_back("--ptxas-options=-v");
 #else
   if (options_.arch.rfind("gfx", 0) != 0)
     throw_input("--target " + options_.arch + ": this tunetab is built for HIP's AMD platform; use a gfx arch");
