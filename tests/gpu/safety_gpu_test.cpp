@@ -63,8 +63,9 @@ TEST(SafetyGpu, PlantedFaultsAreCaughtWhileTheRunCompletesAndTheTableIsCertified
   EXPECT_TRUE(matches(disp(ragged, PlantedFault::kTailStore), "out_of_bounds")) << disp(ragged, PlantedFault::kTailStore);
   EXPECT_TRUE(matches(disp(big, PlantedFault::kWrap32), "out_of_bounds|faulted")) << disp(big, PlantedFault::kWrap32);
   // The wrapped stores land 2^31 elements before C, in the leading guard sized for exactly that.
-  if (matches(disp(big, PlantedFault::kWrap32), "out_of_bounds"))
+  if (matches(disp(big, PlantedFault::kWrap32), "out_of_bounds")) {
     EXPECT_NE(disp(big, PlantedFault::kWrap32).find("int32"), std::string::npos) << disp(big, PlantedFault::kWrap32);
+  }
   EXPECT_TRUE(matches(disp(ragged, PlantedFault::kWrap32), "passed"));  // no wrap at 300 x 1024
   for (const auto* s : {&ragged, &big}) {
     EXPECT_TRUE(matches(disp(*s, PlantedFault::kHang), "timed_out")) << disp(*s, PlantedFault::kHang);
