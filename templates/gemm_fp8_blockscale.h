@@ -9,8 +9,9 @@
 // Every K tile is one scale block (128): each path multiplies a tile into a temporary fp32 fragment and then
 // promotes it into the accumulator with the row's and the column block's scales. Paths (kMath): 0 portable
 // FMA with software fp8 decode (every target); 1 mma.sync m16n8k32 e4m3 (sm_89+); 2 wgmma m64nNk32 e4m3
-// from 128-byte swizzled shared memory (sm_90a); and gemm_fp8_blockscale_skinny for M <= 16. Each arch path
-// falls back to the portable one elsewhere. Split-K (run-time, splits aligned to 128 of K) reuses the bf16
+// from 128-byte swizzled shared memory (sm_90a); gemm_fp8_blockscale_tma (sm_90a, warp-specialized: TMA
+// producer, wgmma consumers); and gemm_fp8_blockscale_skinny for M <= 16. Each arch path falls back to a
+// portable one elsewhere. Split-K (run-time, splits aligned to 128 of K) reuses the bf16
 // family's last-CTA reduction.
 #pragma once
 #include "gemm_bf16.h"
@@ -378,6 +379,153 @@ gemm_fp8_blockscale(Fp8GemmArgs p) {
         }
     }
   }
+  if (g.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+}
+
+/// Arguments of the TMA kernel: the common ones plus a descriptor per operand (boxes of 128 bytes of K x
+/// the tile's rows, 128-byte swizzled).
+struct Fp8GemmTmaArgs {
+  Fp8GemmArgs p;
+  TensorMap a, b;
+};
+
+#if TT_HAS_WGMMA
+/// The m64nNk32 e4m3 MMA for a warpgroup tile N wide.
+template <int kN>
+__device__ __forceinline__ void wgmma_fp8(float (&d)[kN / 2], u64 desc_a, u64 desc_b, int accumulate) {
+  if constexpr (kN == 64) wgmma_fp8_m64n64k32(d, desc_a, desc_b, accumulate);
+  else if constexpr (kN == 128) wgmma_fp8_m64n128k32(d, desc_a, desc_b, accumulate);
+  else static_assert(kN == 64, "no fp8 wgmma wrapper for this N");
+}
+#endif
+
+/// sm_90a, warp-specialized (DeepGEMM's recipe): one producer thread copies each K block of 128 (one scale
+/// block, one 128-byte swizzled row per operand row) by TMA into kStages stages, counted on the stage's
+/// mbarrier; one consumer warpgroup per 64 rows x kWarpN columns multiplies a stage into a temporary fp32
+/// fragment (four m64nNk32 MMAs), releases the stage, and promotes the fragment into its accumulator with the
+/// row's and the column block's scales, loaded before the wait. The consumer warpgroups of a CTA interleave:
+/// one promotes while another's MMAs run. Split-K as for gemm_bf16_tn (splits aligned to 128 of K).
+// NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
+__global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
+gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
+  constexpr int kConsumersN = kBlockN / kWarpN;
+  constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
+  constexpr int kThreads = kConsumers * 128 + 128;
+  constexpr int kBlockK = 128;
+  static_assert(kBlockM % 64 == 0 && kBlockM <= 256 && kBlockN <= 256 && kBlockN % kWarpN == 0 && kWarpN % 8 == 0 &&
+                    kWarpN <= 128 && kStages >= 2,
+                "fp8 tma: a warpgroup per 64 x warp_n (<= 128: at most two column scale blocks), one box per operand");
+  const Fp8GemmArgs& p = args.p;
+  const GemmArgs& g = p.g;
+  const int tid = static_cast<int>(thread_x());
+  const int tiles_n = (g.n + kBlockN - 1) / kBlockN;
+  const int bn0 = static_cast<int>(block_x()) * kBlockN;
+  const int bm0 = static_cast<int>(block_y()) * kBlockM;
+  const int split = static_cast<int>(block_z());
+  const int k_begin = split * g.k_per_split;  // a multiple of 128
+  const int k_end = imin(g.k, k_begin + g.k_per_split);
+  const int k_tiles = k_end > k_begin ? (k_end - k_begin + kBlockK - 1) / kBlockK : 0;
+  float* partial = g.splits > 1 ? g.workspace + static_cast<Index>(split) * static_cast<Index>(g.m) * static_cast<Index>(g.n) : nullptr;
+#if TT_HAS_WGMMA
+  extern __shared__ u32x4 tt_dynamic_smem[];
+  constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK;
+  __shared__ u64 full_bar[kStages], empty_bar[kStages];
+  u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
+  const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
+  if (tid == kConsumers * 128) {
+    prefetch_tensormap(&args.a);
+    prefetch_tensormap(&args.b);
+  }
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], kConsumers);
+    }
+    fence_barrier_init();
+  }
+  sync_block();
+  if (wg == kConsumers) {
+    if (tid == kConsumers * 128) {
+      for (int i = 0; i < k_tiles; ++i) {
+        const int s = i % kStages;
+        if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
+        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+        u8* sa = base + s * kStageBytes;
+        const int k = k_begin + i * kBlockK;
+        tma_load_2d(sa, &args.a, k, bm0, &full_bar[s]);
+        tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
+      }
+    }
+  } else {
+    const int warp = (tid % 128) / 32, lane = tid % 32;
+    const int row0 = bm0 + wg_m * 64 + warp * 16 + lane / 4;
+    const int n0 = bn0 + wg_n * kWarpN;
+    // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from column col_hi on.
+    const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
+    const int col_hi = nb_hi << 7;
+    const int kb0 = k_begin / kBlockK;
+    float acc[kWarpN / 2], tmp[kWarpN / 2];
+#pragma unroll
+    for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
+    for (int i = 0; i < k_tiles; ++i) {
+      const int s = i % kStages, kb = kb0 + i;
+      // The scales first: their loads overlap the wait for the stage.
+      const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
+      const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb], sb_hi = p.b_scale[nb_hi * p.scale_k + kb];
+      mbar_wait(&full_bar[s], (i / kStages) & 1);
+      const u8* sa = base + s * kStageBytes;
+      const u8* sb = sa + kBlockM * kBlockK;
+      fence_operands(tmp);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
+        const u64 da = wgmma_desc(sa + wg_m * 64 * 128) + 2 * kk;
+        const u64 db = wgmma_desc(sb + wg_n * kWarpN * 128) + 2 * kk;
+        wgmma_fp8<kWarpN>(tmp, da, db, kk);
+      }
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_operands(tmp);
+      if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
+      // Fragment element j*4 + e is row row0 + (e / 2) * 8, column n0 + j*8 + (lane % 4)*2 + e % 2.
+#pragma unroll
+      for (int j = 0; j < kWarpN / 8; ++j) {
+        const float sbj = n0 + j * 8 >= col_hi ? sb_hi : sb_lo;
+        acc[j * 4 + 0] += tmp[j * 4 + 0] * (sa0 * sbj);
+        acc[j * 4 + 1] += tmp[j * 4 + 1] * (sa0 * sbj);
+        acc[j * 4 + 2] += tmp[j * 4 + 2] * (sa1 * sbj);
+        acc[j * 4 + 3] += tmp[j * 4 + 3] * (sa1 * sbj);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kWarpN / 8; ++j) {
+      const int col = n0 + j * 8 + (lane % 4) * 2;
+      store_pair<Index>(g, partial, row0, col, acc[j * 4 + 0], acc[j * 4 + 1]);
+      store_pair<Index>(g, partial, row0 + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
+    }
+  }
+#else
+  // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); a portable body
+  // compiles it everywhere: each thread computes its share of the tile directly.
+  const u8* const a = reinterpret_cast<const u8*>(g.a);
+  const u8* const b = reinterpret_cast<const u8*>(g.b);
+  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
+    if (row >= g.m || col >= g.n) continue;
+    float sum = 0.f;
+    for (int k0 = k_begin; k0 < k_end; k0 += kBlockK) {
+      float dot = 0.f;
+      for (int k = k0; k < imin(k_end, k0 + kBlockK); ++k)
+        dot += fp8_e4m3_to_f32(a[static_cast<Index>(row) * g.k + k], p.fnuz != 0) *
+               fp8_e4m3_to_f32(b[static_cast<Index>(col) * g.k + k], p.fnuz != 0);
+      sum += dot * (fp8_row_scale<Index>(p, row, k0 >> 7) * fp8_col_scale(p, col, k0 >> 7));
+    }
+    const Index off = static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
+    if (partial) partial[off] = sum;
+    else g.c[off] = f32_to_bf16(sum);
+  }
+#endif
   if (g.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 

@@ -24,7 +24,7 @@
 
 namespace tt {
 
-/// An opaque TMA descriptor (CUtensorMap), encoded on the host (tensor_map_bf16_2d) and passed by value.
+/// An opaque TMA descriptor (CUtensorMap), encoded on the host (tunetab::tensor_map_2d) and passed by value.
 struct alignas(64) TensorMap {
   u64 opaque[16];
 };

@@ -167,8 +167,8 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     // Swapped: the kernel's rows come from B and its columns from A.
     const DeviceBuffer& row_op = c.swap_ab ? st.b : st.a;
     const DeviceBuffer& col_op = c.swap_ab ? st.a : st.b;
-    tma_args.a = tensor_map_bf16_2d(row_op.get(), p_.k, c.rows(p_.m, p_.n), p_.k * 2, 64, c.tma_box_a());
-    tma_args.b = tensor_map_bf16_2d(col_op.get(), p_.k, c.cols(p_.m, p_.n), p_.k * 2, 64, c.tma_box_b());
+    tma_args.a = tensor_map_2d(row_op.get(), 2, p_.k, c.rows(p_.m, p_.n), p_.k * 2, 64, c.tma_box_a());
+    tma_args.b = tensor_map_2d(col_op.get(), 2, p_.k, c.cols(p_.m, p_.n), p_.k * 2, 64, c.tma_box_b());
     params[0] = &tma_args;
   }
   LaunchDims d;

@@ -16,7 +16,8 @@ const std::pair<Fp8, const char*> kFp8Names[] = {{Fp8::kE4m3fn, "e4m3fn"}, {Fp8:
 const std::pair<Fp8, const char*> kFp8Torch[] = {{Fp8::kE4m3fn, "torch.float8_e4m3fn"},
                                                  {Fp8::kE4m3fnuz, "torch.float8_e4m3fnuz"}};
 const std::pair<Math, const char*> kMathNames[] = {
-  {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kSkinny, "skinny"}};
+  {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kTma, "tma"},
+  {Math::kSkinny, "skinny"}};
 // clang-format on
 }  // namespace
 
@@ -56,7 +57,7 @@ Config Config::from_name(const std::string& name) {
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|skinny_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|skinny_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -100,6 +101,20 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,     128,     64,   128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 5};
+// TMA + wgmma (sm_90a): a consumer warpgroup per 64 rows x warp_n (accumulator and promotion fragment:
+// warp_n registers a thread), so warp_n = 128 only with two consumers (384 threads) and 64 with up to four
+// (640 threads); more spill.
+constexpr Tile kTmaTiles[] = {
+  {  64,      64,     64,    64 },
+  {  64,     128,     64,    64 },
+  {  64,     128,     64,   128 },
+  {  64,     256,     64,   128 },
+  { 128,      64,     64,    64 },
+  { 128,     128,     64,    64 },
+  { 128,     128,     64,   128 },
+};
+constexpr int kTmaStages[] = {4, 6, 8};
+constexpr int kTmaSplits[] = {1, 2, 4};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 512 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
 constexpr Tile kSkinnyTiles[] = {
@@ -128,6 +143,9 @@ std::vector<Config> enumerate() {
   for (const Tile& t : kWgmmaTiles)
     for (int s : kWgmmaStages)
       for (int sk : kSplits) add(t, 128, s, Math::kWgmma, sk);
+  for (const Tile& t : kTmaTiles)
+    for (int s : kTmaStages)
+      for (int sk : kTmaSplits) add(t, 128, s, Math::kTma, sk);
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -153,7 +171,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.out != gemm::DType::kBf16) return "output must be bf16 (got " + gemm::to_string(p.out) + ")";
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
   if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
-  if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma))
+  if (c.math == Math::kTma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
+  if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma || c.math == Math::kTma))
     return "e4m3fnuz is an AMD format: NVIDIA fp8 tensor cores take e4m3fn (the simt and skinny paths decode it)";
   if (c.math == Math::kSkinny && p.m > c.block_m)
     return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
@@ -200,11 +219,15 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     for (int x : v) s += std::to_string(x) + ", ";
     return s;
   };
-  if (c.math == Math::kSkinny)
+  if (c.math == Math::kSkinny) {
     k.name_expression = "tt::gemm_fp8_blockscale_skinny<" + list({c.block_m, c.block_n, c.warp_n, c.block_k / 512}) + index + ">";
-  else
+  } else if (c.math == Math::kTma) {
+    k.parameters = "const tt::Fp8GemmTmaArgs";
+    k.name_expression = "tt::gemm_fp8_blockscale_tma<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
+  } else {
     k.name_expression = "tt::gemm_fp8_blockscale<" +
                         list({c.block_m, c.block_n, c.warp_m, c.warp_n, c.stages, static_cast<int>(c.math)}) + index + ">";
+  }
   return {k};
 }
 

@@ -50,8 +50,9 @@ struct Problem {
 };
 
 /// Portable FMA with software fp8 decode, mma.sync m16n8k32 e4m3 (sm_89+), wgmma m64nNk32 e4m3 (sm_90a),
-/// and the skinny kernel for M <= block_m (block_k = 512 x unroll, warp_n columns per warp).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kSkinny = 4 };
+/// warp-specialized TMA + wgmma (sm_90a: a producer warpgroup and a consumer warpgroup per 64 x warp_n), and
+/// the skinny kernel for M <= block_m (block_k = 512 x unroll, warp_n columns per warp).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 128;  // block_k: one scale block for the tiled kernels
@@ -64,13 +65,15 @@ struct Config {
   int threads() const {
     if (math == Math::kSkinny) return (block_n / warp_n) * 32;
     if (math == Math::kWgmma) return (block_m / 64) * 128;
+    if (math == Math::kTma) return (block_m / 64) * (block_n / warp_n) * 128 + 128;
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
-  /// Tiles of 128 bytes of K per row: padded by 16 bytes except wgmma's swizzled ones, which need 1 KiB of
-  /// alignment slack (their portable fallback shares the budget).
+  /// Tiles of 128 bytes of K per row: padded by 16 bytes except wgmma's and TMA's swizzled ones, which need
+  /// 1 KiB of alignment slack (their portable fallback shares the budget).
   int shared_bytes() const {
     if (math == Math::kSkinny) return 0;
-    return math == Math::kWgmma ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
+    const bool swizzled = math == Math::kWgmma || math == Math::kTma;
+    return swizzled ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
   }
   /// "m128n128k128_w64x128_s4_wgmma_sk1": stable, and parsed back by from_name().
   std::string name() const;

@@ -183,6 +183,17 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                    static_cast<const float*>(st.a_scale.get()), static_cast<const float*>(st.b_scale.get()),
                    static_cast<int>(p_.scale_k()), p_.in == Fp8::kE4m3fnuz ? 1 : 0};
   void* params[] = {&args};
+  // NOTE: mirrors tt::Fp8GemmTmaArgs: TMA descriptors for boxes of 128 bytes of K x the tile's rows.
+  struct TmaArgs {
+    Fp8GemmArgs p;
+    TensorMap a, b;
+  } tma_args;
+  if (c.math == Math::kTma) {
+    tma_args.p = args;
+    tma_args.a = tensor_map_2d(st.a.get(), 1, p_.k, p_.m, p_.k, 128, c.block_m);
+    tma_args.b = tensor_map_2d(st.b.get(), 1, p_.k, p_.n, p_.k, 128, c.block_n);
+    params[0] = &tma_args;
+  }
   LaunchDims d;
   d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
   d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);

@@ -1,11 +1,15 @@
 // GPU tests of gemm_fp8_blockscale (label gpu): run only where a device is present; skipped elsewhere.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <sstream>
 
 #include "kernels/gemm_fp8/gemm_fp8.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
+#include "tuner/timing.h"
 
 using namespace tunetab;
 
@@ -72,6 +76,9 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m64n128k128_w32x32_s3_mma_sk1",     "m128n128k128_w32x32_s2_mma_sk2",   "m16n64k128_w16x16_s2_simt_sk1",
     "m64n64k128_w32x32_s2_simt_sk2",     "m1n8k512_w1x2_s1_skinny_sk1",      "m1n16k512_w1x4_s1_skinny_sk3",
     "m16n32k1024_w16x4_s1_skinny_sk2",   "m4n16k1024_w4x2_s1_skinny_sk6",
+    // TMA producer + wgmma consumers: 1, 2 and 4 consumer warpgroups, split-K
+    "m128n128k128_w64x128_s4_tma_sk1",   "m64n256k128_w64x128_s4_tma_sk1",   "m64n128k128_w64x64_s8_tma_sk2",
+    "m128n64k128_w64x64_s6_tma_sk1",     "m64n64k128_w64x64_s4_tma_sk4",     "m128n128k128_w64x64_s6_tma_sk1",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);
@@ -182,5 +189,40 @@ TEST_F(GemmFp8Gpu, OneAllocationServesEverySmallerM) {
       const auto cmp = gemm_fp8::compare(out.data(), w.reference().data(), out.size(), gemm_fp8::tolerance(p.in));
       EXPECT_TRUE(cmp.passed) << "M=" << m << " " << cfg.name() << ": " << cmp.summary();
     }
+  }
+}
+
+// A tool more than a test: with TUNETAB_TIME_FP8="M,N,K:config,config,..." it validates each config on that
+// e4m3fn shape and times it with the tuner's method (rotating sets, graph replays): A/B comparisons of kernel
+// changes, and a target for Nsight.
+TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
+  const char* spec = std::getenv("TUNETAB_TIME_FP8");
+  if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_FP8=M,N,K:config,... to time configs";
+  const std::string text(spec);
+  const auto colon = text.find(':');
+  ASSERT_NE(colon, std::string::npos) << "TUNETAB_TIME_FP8: expected M,N,K:config,...";
+  long long m = 0, n = 0, k = 0;
+  ASSERT_EQ(std::sscanf(text.substr(0, colon).c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME_FP8: M,N,K";
+  const gemm_fp8::Problem p{m, n, k};
+  const Target t = Target::from_arch(facts_.arch);
+  std::stringstream names(text.substr(colon + 1));
+  for (std::string name; std::getline(names, name, ',');) {
+    const auto c = gemm_fp8::Config::from_name(name);
+    if (const auto why = gemm_fp8::why_unsupported(p, c, t)) {
+      std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
+      continue;
+    }
+    const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
+    gemm_fp8::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), ws);
+    Stream s;
+    const std::vector<const Module*> pipeline = {&module_for(c, 32)};
+    w.poison_output();
+    w.launch(c, pipeline, 0, s);
+    s.synchronize();
+    const auto cmp = gemm_fp8::compare(w.download_output(), w.reference(), gemm_fp8::tolerance(p.in));
+    EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
+    const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
+    std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,
+                st.min_us, st.spread);
   }
 }

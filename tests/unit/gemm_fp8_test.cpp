@@ -99,6 +99,11 @@ TEST(GemmFp8Config, NamesRoundTripAndTheSpaceHasNoDuplicates) {
   }
   EXPECT_GT(names.size(), 200u);
   EXPECT_EQ(gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk2").threads(), 256);
+  // TMA: a consumer warpgroup per 64 x warp_n plus the producer's.
+  const auto tma = gemm_fp8::Config::from_name("m128n128k128_w64x64_s6_tma_sk1");
+  EXPECT_EQ(tma.math, gemm_fp8::Math::kTma);
+  EXPECT_EQ(tma.threads(), 5 * 128);
+  EXPECT_EQ(tma.shared_bytes(), 6 * 256 * 128 + 1024);
   EXPECT_THROW(gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgws_sk2"), Error);
   EXPECT_THROW(gemm_fp8::Config::from_name("m128n128k32_w64x64_s4_mma_v8_sk1"), Error);  // a bf16 name
 }
@@ -133,6 +138,17 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_NE(gemm_fp8::why_unsupported(p, wgmma, gfx942).value_or("").find("shared memory"), std::string::npos);
   p.in = Fp8::kE4m3fn;
   EXPECT_NE(gemm_fp8::why_unsupported(p, wgmma, Target::from_arch("sm_80")).value_or("").find("sm_90a"), std::string::npos);
+  // TMA: sm_90a and e4m3fn only; stages must fit in shared memory.
+  const auto tma = gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma_sk1");
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, tma, sm90));
+  EXPECT_NE(gemm_fp8::why_unsupported(p, tma, gfx942).value_or("").find("TMA"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported(p, tma, Target::from_arch("sm_89")).value_or("").find("TMA"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({304, 3072, 1536, Fp8::kE4m3fnuz}, tma, sm90).value_or("").find("e4m3fnuz"),
+            std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported(p, gemm_fp8::Config::from_name("m64n256k128_w64x128_s8_tma_sk1"), sm90)
+                .value_or("")
+                .find("shared memory"),
+            std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 256}, mma, Target::from_arch("sm_80")).value_or("").find("sm_89"),
             std::string::npos);
   // K in 16-byte vectors; skinny only up to its rows; split-K in whole scale blocks.

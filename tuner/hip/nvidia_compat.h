@@ -198,17 +198,19 @@ inline const char* hipGetErrorString(hipError_t e) {
 
 // ---- Hopper tensor memory access (no HIP equivalent; used only behind TUNETAB_PLATFORM_NVIDIA) ----------
 namespace tunetab::nvidia {
-/// A 2-D bf16 tensor map for TMA loads: rows of `inner` elements, `row_bytes` apart; boxes of
-/// box_inner x box_outer, 128-byte swizzled (box_inner * 2 must be 128), out-of-bounds elements read as zero.
-inline CUresult encode_tensor_map_bf16_2d(CUtensorMap* map, const void* base, cuuint64_t inner, cuuint64_t outer,
-                                          cuuint64_t row_bytes, cuuint32_t box_inner, cuuint32_t box_outer) {
+/// A 2-D tensor map for TMA loads of bf16 (element_bytes 2) or fp8 bytes (1): rows of `inner` elements,
+/// `row_bytes` apart; boxes of box_inner x box_outer, 128-byte swizzled (box_inner * element_bytes must be 128),
+/// out-of-bounds elements read as zero.
+inline CUresult encode_tensor_map_2d(CUtensorMap* map, const void* base, int element_bytes, cuuint64_t inner,
+                                     cuuint64_t outer, cuuint64_t row_bytes, cuuint32_t box_inner, cuuint32_t box_outer) {
   const cuuint64_t dims[2] = {inner, outer};
   const cuuint64_t strides[1] = {row_bytes};
   const cuuint32_t box[2] = {box_inner, box_outer};
   const cuuint32_t element_strides[2] = {1, 1};
-  return TUNETAB_CU(cuTensorMapEncodeTiled, map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base), dims,
-                    strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUtensorMapDataType type = element_bytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  return TUNETAB_CU(cuTensorMapEncodeTiled, map, type, 2, const_cast<void*>(base), dims, strides, box, element_strides,
+                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 }  // namespace tunetab::nvidia
 

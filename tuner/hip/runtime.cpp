@@ -276,16 +276,18 @@ void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args) 
 #if defined(TUNETAB_PLATFORM_NVIDIA)
 static_assert(sizeof(TensorMap) == sizeof(CUtensorMap));  // NOTE: 64-byte alignment is what TMA needs (CUDA 13 declares 128)
 bool has_tensor_maps() { return true; }
-TensorMap tensor_map_bf16_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint64_t row_bytes,
-                             unsigned box_inner, unsigned box_outer) {
+TensorMap tensor_map_2d(const void* base, int element_bytes, std::uint64_t inner, std::uint64_t outer,
+                        std::uint64_t row_bytes, unsigned box_inner, unsigned box_outer) {
+  TUNETAB_ASSERT((element_bytes == 1 || element_bytes == 2) && box_inner * element_bytes == 128,
+                 "tensor maps: bf16 or fp8 elements in 128-byte rows of a box");
   TensorMap t;
-  TUNETAB_HIP_CHECK(nvidia::encode_tensor_map_bf16_2d(reinterpret_cast<CUtensorMap*>(&t), base, inner, outer, row_bytes,
-                                                      box_inner, box_outer));
+  TUNETAB_HIP_CHECK(nvidia::encode_tensor_map_2d(reinterpret_cast<CUtensorMap*>(&t), base, element_bytes, inner, outer,
+                                                 row_bytes, box_inner, box_outer));
   return t;
 }
 #else
 bool has_tensor_maps() { return false; }
-TensorMap tensor_map_bf16_2d(const void*, std::uint64_t, std::uint64_t, std::uint64_t, unsigned, unsigned) {
+TensorMap tensor_map_2d(const void*, int, std::uint64_t, std::uint64_t, std::uint64_t, unsigned, unsigned) {
   throw Error(ErrorKind::kLaunch, "", nullptr, 0, "tensor maps (TMA) exist only on NVIDIA sm_90 and later");
 }
 #endif

@@ -196,9 +196,10 @@ struct alignas(64) TensorMap {
 };
 /// Whether this platform has tensor memory access (NVIDIA sm_90 and later, through the CUDA driver).
 bool has_tensor_maps();
-/// A 2-D bf16 tensor map (rows of `inner` elements, `row_bytes` apart; box_inner x box_outer boxes, 128-byte
-/// swizzle, zero fill out of bounds). Launch error where the platform has none.
-TensorMap tensor_map_bf16_2d(const void* base, std::uint64_t inner, std::uint64_t outer, std::uint64_t row_bytes,
-                             unsigned box_inner, unsigned box_outer);
+/// A 2-D tensor map of bf16 (element_bytes 2) or fp8 (1) elements: rows of `inner` elements, `row_bytes` apart;
+/// box_inner x box_outer boxes (box_inner * element_bytes = 128), 128-byte swizzle, zero fill out of bounds.
+/// Launch error where the platform has none.
+TensorMap tensor_map_2d(const void* base, int element_bytes, std::uint64_t inner, std::uint64_t outer,
+                        std::uint64_t row_bytes, unsigned box_inner, unsigned box_outer);
 
 }  // namespace tunetab
