@@ -96,40 +96,6 @@ __device__ __forceinline__ void mma_fp8_16832(float (&d)[4], const u32 (&a)[4], 
 }
 #endif
 
-#if TT_HAS_WGMMA
-#define TT_WG_D8(i)                                                                                     \
-  "+f"(d[(i) + 0]), "+f"(d[(i) + 1]), "+f"(d[(i) + 2]), "+f"(d[(i) + 3]), "+f"(d[(i) + 4]), "+f"(d[(i) + 5]), \
-      "+f"(d[(i) + 6]), "+f"(d[(i) + 7])
-// m64nNk32, e4m3 x e4m3 -> fp32, A and B K-major from shared memory; `accumulate` 0 overwrites d.
-__device__ __forceinline__ void wgmma_fp8_m64n64k32(float (&d)[32], u64 desc_a, u64 desc_b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, %32, %33, p, 1, 1;\n"
-      "}\n"
-      : TT_WG_D8(0), TT_WG_D8(8), TT_WG_D8(16), TT_WG_D8(24)
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-__device__ __forceinline__ void wgmma_fp8_m64n128k32(float (&d)[64], u64 desc_a, u64 desc_b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
-      "}, %64, %65, p, 1, 1;\n"
-      "}\n"
-      : TT_WG_D8(0), TT_WG_D8(8), TT_WG_D8(16), TT_WG_D8(24), TT_WG_D8(32), TT_WG_D8(40), TT_WG_D8(48), TT_WG_D8(56)
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-#undef TT_WG_D8
-#endif
 
 template <int kBlockM, int kBlockN, int kWarpM, int kWarpN, int kStages, int kMath, typename Index>
 __global__ void __launch_bounds__(TT_FP8_THREADS(kMath, kBlockM, kBlockN, kWarpM, kWarpN))
@@ -206,8 +172,7 @@ gemm_fp8_blockscale(Fp8GemmArgs p) {
       for (int kk = 0; kk < 4; ++kk) {
         const u64 da = wgmma_desc(sa + wg * 64 * 128) + 2 * kk;
         const u64 db = wgmma_desc(sb) + 2 * kk;
-        if constexpr (kBlockN == 64) wgmma_fp8_m64n64k32(tmp, da, db, kk);
-        else wgmma_fp8_m64n128k32(tmp, da, db, kk);
+        wgmma_fp8<kBlockN>(tmp, da, db, kk);
       }
       wgmma_commit();
       wgmma_wait<0>();
@@ -389,15 +354,6 @@ struct Fp8GemmTmaArgs {
   TensorMap a, b;
 };
 
-#if TT_HAS_WGMMA
-/// The m64nNk32 e4m3 MMA for a warpgroup tile N wide.
-template <int kN>
-__device__ __forceinline__ void wgmma_fp8(float (&d)[kN / 2], u64 desc_a, u64 desc_b, int accumulate) {
-  if constexpr (kN == 64) wgmma_fp8_m64n64k32(d, desc_a, desc_b, accumulate);
-  else if constexpr (kN == 128) wgmma_fp8_m64n128k32(d, desc_a, desc_b, accumulate);
-  else static_assert(kN == 64, "no fp8 wgmma wrapper for this N");
-}
-#endif
 
 /// sm_90a, warp-specialized (DeepGEMM's recipe): one producer thread copies each K block of 128 (one scale
 /// block, one 128-byte swizzled row per operand row) by TMA into kStages stages, counted on the stage's
