@@ -16,7 +16,8 @@ namespace {
 const std::pair<Quant, const char*> kQuantNames[] = {
     {Quant::kBf16, "bf16"}, {Quant::kFp8, "fp8"}, {Quant::kFp8Fnuz, "fp8fnuz"}};
 const std::pair<Routing, const char*> kRoutingNames[] = {{Routing::kBalanced, "balanced"}, {Routing::kSkewed, "skewed"}};
-const std::pair<Math, const char*> kMathNames[] = {{Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}};
+const std::pair<Math, const char*> kMathNames[] = {
+    {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 bool fp8(Quant q) { return q != Quant::kBf16; }
@@ -78,6 +79,7 @@ int Config::shared_bytes(int stage) const {
   const int ea = (stage == 1 && fp8(quant)) ? 1 : 2, eb = fp8(quant) ? 1 : 2;
   const int bn = stage == 1 ? block_n1 : block_n2;
   const int halves = stage == 1 ? 2 : 1;
+  if (math == Math::kWgmma) return stages * (halves * bn + ea * block_m) * 128 + 1024;
   return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
 }
 
@@ -89,11 +91,11 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt)_sk(\d+))");
+  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt|wgmma)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name +
-                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt>_sk<SK>)");
+                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt|wgmma>_sk<SK>)");
   Config c;
   c.quant = quant_from_string(mt[1]);
   c.block_m = std::stoi(mt[2]);
@@ -130,6 +132,16 @@ constexpr int kN1[] = {32, 64, 128};    // stage-1 columns of inter_dim (gate an
 constexpr int kN2[] = {64, 128};        // stage-2 columns of model_dim
 constexpr int kStages[] = {3, 4};      // mma; the portable path runs 2
 constexpr int kSplits[] = {1, 2, 4};    // stage-2 split of inter_dim
+// wgmma (sm_90a, e4m3fn): {block_m, rows of W per CTA in stage 1, in stage 2}, within the registers (see
+// wgmma_registers_fit): block_m 128 needs more than a thread has in stage 1.
+struct WgmmaTile {
+  int block_m, n1, n2;
+};
+constexpr WgmmaTile kWgmmaTiles[] = {
+  {  32,  64,  64 }, {  32, 128, 128 }, {  32, 128, 256 }, {  32, 256, 256 },
+  {  64,  64,  64 }, {  64,  64, 128 }, {  64, 128, 128 },
+};
+constexpr int kWgmmaStages[] = {3, 4, 6};
 // clang-format on
 }  // namespace
 
@@ -152,6 +164,10 @@ std::vector<Config> enumerate() {
                 if (n1 % (c.warps_n() * 8) || n2 % (c.warps_n() * 8) || acc1 > 128 || acc2 > 128) continue;
                 out.push_back(c);
               }
+    if (q == Quant::kFp8)
+      for (const WgmmaTile& t : kWgmmaTiles)
+        for (int s : kWgmmaStages)
+          for (int sk : kSplits) out.push_back(Config{q, t.block_m, t.block_m, t.n1, t.n2, 128, s, Math::kWgmma, sk});
     // The portable path, a few shapes (it is what AMD targets run today).
     for (const MTile& t : {kMTiles[0], kMTiles[2]})
       for (int sk : {1, 2}) out.push_back(Config{q, t.block_m, t.warp_m, 64, 64, fp8(q) ? 128 : 64, 2, Math::kSimt, sk});
@@ -183,11 +199,34 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     return "FP8 per-1x128 needs model_dim and inter_dim to be multiples of 128";
   if (p.rows() + p.experts * static_cast<std::int64_t>(c.block_m) > 0x7fffffff) return "sorted rows must fit in int32";
   if (max_blocks(p, c.block_m) > 65535) return "sorted blocks (" + std::to_string(max_blocks(p, c.block_m)) + ") exceed the grid's y limit";
-  const int halves_n1 = c.warps_n() * 8;
-  if (c.block_m % c.warp_m || c.warp_m % 16 || Config::kWarps % c.warps_m()) return "block_m / warp_m must divide 4 warps";
-  if (c.block_n1 % halves_n1 || c.block_n2 % halves_n1) return "N tiles must split into 8-column warp tiles";
+  if (c.math == Math::kWgmma) {
+    if (!t.nvidia || t.arch != "sm_90a") return "wgmma and TMA exist only on sm_90a (target " + t.arch + ")";
+    if (c.quant != Quant::kFp8) return "the wgmma stages take e4m3fn weights";
+    if (c.block_m != 32 && c.block_m != 64 && c.block_m != 128) return "wgmma: block_m (the MMA width) 32, 64 or 128";
+    if (c.block_n1 % 64 || c.block_n2 % 64 || c.block_n1 > 256 || c.block_n2 > 256)
+      return "wgmma: rows of W per CTA in 64-row warpgroups, at most 256";
+    if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
+      return "wgmma: inter_dim and model_dim must be multiples of the CTA's rows of W";
+    // A consumer thread holds, besides ~32 registers of addresses and indices: stage 1, an accumulator and a
+    // K block's product per half (2 x block_m); stage 2, those of one half and 32 of W fragments.
+    for (int stage : {1, 2}) {
+      const int need = (stage == 1 ? 2 * c.block_m : c.block_m + 32) + 32;
+      if (need > std::min(255, 65536 / c.threads(stage)))
+        return "wgmma: stage " + std::to_string(stage) + " needs about " + std::to_string(need) + " registers a thread, " +
+               std::to_string(c.threads(stage)) + " threads have " + std::to_string(std::min(255, 65536 / c.threads(stage)));
+      // Static shared memory besides the stages: barriers, the tile's rows, stage 1's token scales per stage.
+      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + 2 * c.block_m * 4 + (stage == 1 ? c.stages * c.block_m * 4 : 0);
+      if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
+        return "wgmma: stage " + std::to_string(stage) + " needs " + std::to_string(total) + " B of shared memory, target has " +
+               std::to_string(t.max_smem_per_block);
+    }
+  } else {
+    const int halves_n1 = c.warps_n() * 8;
+    if (c.block_m % c.warp_m || c.warp_m % 16 || Config::kWarps % c.warps_m()) return "block_m / warp_m must divide 4 warps";
+    if (c.block_n1 % halves_n1 || c.block_n2 % halves_n1) return "N tiles must split into 8-column warp tiles";
+    if (fp8(c.quant) && (128 % c.block_n1 || 128 % c.block_n2)) return "FP8 N tiles must divide the 128-row scale blocks";
+  }
   if (fp8(c.quant) && c.block_k != 128) return "FP8 needs block_k 128 (one scale block per K tile)";
-  if (fp8(c.quant) && (128 % c.block_n1 || 128 % c.block_n2)) return "FP8 N tiles must divide the 128-row scale blocks";
   if (c.block_k % 32 || c.stages < 2) return "block_k must be a multiple of 32 and stages >= 2";
   if (t.max_smem_per_block > 0 && std::max(c.shared_bytes(1), c.shared_bytes(2)) > t.max_smem_per_block)
     return "needs " + std::to_string(std::max(c.shared_bytes(1), c.shared_bytes(2))) + " B of shared memory, target has " +
@@ -240,6 +279,13 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
         "tt::MoeQuantArgs");
   for (int stage : {1, 2}) {
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
+    if (c.math == Math::kWgmma) {
+      add("moe_gemm.h",
+          "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.block_m) + ", " + std::to_string(bn) +
+              ", " + std::to_string(c.stages) + ", " + index + ">",
+          "const tt::MoeStageTmaArgs");
+      continue;
+    }
     const int warp_n = bn / c.warps_n();
     add("moe_gemm.h",
         "tt::moe_stage<" + std::to_string(stage) + ", " + std::to_string(static_cast<int>(c.quant)) + ", " +

@@ -60,8 +60,10 @@ struct Problem {
   std::int64_t weight_bytes() const;
 };
 
-/// Portable FMA or mma.sync (bf16 tensor cores; FP8 operands decoded to bf16 per fragment).
-enum class Math { kSimt = 0, kTensorCore = 1 };
+/// Portable FMA, mma.sync (bf16 tensor cores; FP8 operands decoded to bf16 per fragment), or (sm_90a, e4m3fn)
+/// wgmma: weights by TMA decoded into register fragments, a consumer warpgroup per 64 rows of W
+/// (tt::moe_stage_wgmma; block_n1 / block_n2 are its rows of W per CTA, warp_m is block_m).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2 };
 
 struct Config {
   Quant quant = Quant::kBf16;  // picks the code object, so it is part of the config
@@ -77,8 +79,13 @@ struct Config {
   static constexpr int kWarps = 4;
   int warps_m() const { return block_m / warp_m; }
   int warps_n() const { return kWarps / warps_m(); }
-  int threads() const { return kWarps * 32; }
-  /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes.
+  /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
+  int threads(int stage = 1) const {
+    if (math == Math::kWgmma) return ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
+    return kWarps * 32;
+  }
+  /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes (wgmma:
+  /// unpadded 128-byte swizzled rows, e4m3 tokens in stage 1 and bf16 in stage 2, 1 KiB of alignment slack).
   int shared_bytes(int stage) const;
   /// The larger of the two stages': what every module of the pipeline may opt in to.
   int shared_bytes() const { return shared_bytes(1) > shared_bytes(2) ? shared_bytes(1) : shared_bytes(2); }

@@ -104,7 +104,19 @@ const char* kFp8Configs[] = {
   "fp8_m16w16_n64x64_k128_s3_mma_sk1",   "fp8_m16w16_n32x128_k128_s4_mma_sk2",  "fp8_m32w16_n64x64_k128_s3_mma_sk1",
   "fp8_m64w32_n64x128_k128_s4_mma_sk4",  "fp8_m128w32_n32x64_k128_s3_mma_sk1",  "fp8_m16w16_n64x64_k128_s2_simt_sk1",
 };
+// sm_90a only: the TMA + wgmma stages (one to four consumer warpgroups, every MMA width, split-K).
+const char* kFp8WgmmaConfigs[] = {
+  "fp8_m32w32_n128x128_k128_s4_wgmma_sk2", "fp8_m64w64_n64x64_k128_s6_wgmma_sk1", "fp8_m32w32_n256x256_k128_s3_wgmma_sk4",
+  "fp8_m64w64_n128x128_k128_s4_wgmma_sk1",
+};
 // clang-format on
+
+/// The FP8 configs a test runs on `arch`: the wgmma ones only where they exist.
+std::vector<const char*> fp8_configs(const std::string& arch) {
+  std::vector<const char*> out(std::begin(kFp8Configs), std::end(kFp8Configs));
+  if (arch == "sm_90a") out.insert(out.end(), std::begin(kFp8WgmmaConfigs), std::end(kFp8WgmmaConfigs));
+  return out;
+}
 
 }  // namespace
 
@@ -123,7 +135,7 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
         w.set_m(m);
         std::vector<const char*> names;
         if (q == moe::Quant::kBf16) names.assign(std::begin(kBf16Configs), std::end(kBf16Configs));
-        else names.assign(std::begin(kFp8Configs), std::end(kFp8Configs));
+        else names = fp8_configs(facts_.arch);
         for (std::size_t i = 0; i < names.size(); ++i) {
           const auto c = moe::Config::from_name(names[i]);
           ASSERT_FALSE(moe::why_unsupported(p, c, t)) << *moe::why_unsupported(p, c, t);
@@ -137,13 +149,16 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
         }
       }
     }
-  EXPECT_EQ(checked, (5 + 6) * 5 * 2);  // 5 bf16 + 6 fp8 configs per (M, routing)
+  // 5 bf16 + 6 fp8 (+ 4 wgmma on sm_90a) configs per (M, routing)
+  EXPECT_EQ(checked, (5 + static_cast<int>(fp8_configs(facts_.arch).size())) * 5 * 2);
 }
 
 TEST(MoeGpuConfigs, TestConfigsAreInTheEnumeratedSpace) {
   const auto all = moe::enumerate();
   for (const char* n : kBf16Configs) EXPECT_NE(std::find(all.begin(), all.end(), moe::Config::from_name(n)), all.end()) << n;
   for (const char* n : kFp8Configs) EXPECT_NE(std::find(all.begin(), all.end(), moe::Config::from_name(n)), all.end()) << n;
+  for (const char* n : kFp8WgmmaConfigs)
+    EXPECT_NE(std::find(all.begin(), all.end(), moe::Config::from_name(n)), all.end()) << n;
 }
 
 TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
@@ -155,9 +170,10 @@ TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
                                    {17, 256, 384, 64, 6, moe::Quant::kBf16, moe::Routing::kBalanced}};
   for (const auto& p : problems) {
     moe::Workload w(p, 7, 1, split_ws(p, 4));
-    const char* const* names = p.quant == moe::Quant::kBf16 ? kBf16Configs : kFp8Configs;
-    const std::size_t count = p.quant == moe::Quant::kBf16 ? std::size(kBf16Configs) : std::size(kFp8Configs);
-    for (std::size_t i = 0; i < count; ++i) {
+    const std::vector<const char*> names = p.quant == moe::Quant::kBf16
+                                               ? std::vector<const char*>(std::begin(kBf16Configs), std::end(kBf16Configs))
+                                               : fp8_configs(facts_.arch);
+    for (std::size_t i = 0; i < names.size(); ++i) {
       const auto c = moe::Config::from_name(names[i]);
       if (moe::why_unsupported(p, c, t)) continue;
       const auto o = run(w, p, c, 32);
@@ -200,8 +216,10 @@ TEST_F(MoeGpu, PipelineTimingIsStableAndReportsWeightBandwidth) {
     moe::Problem p = base;
     p.m = m;
     moe::Workload w(p, 3, 2, 0);
-    for (const char* name : {"fp8_m16w16_n64x64_k128_s4_mma_sk1", "fp8_m32w16_n64x128_k128_s3_mma_sk1"}) {
+    for (const char* name : {"fp8_m16w16_n64x64_k128_s4_mma_sk1", "fp8_m32w16_n64x128_k128_s3_mma_sk1",
+                             "fp8_m64w64_n128x128_k128_s4_wgmma_sk1", "fp8_m32w32_n128x128_k128_s4_wgmma_sk1"}) {
       const auto c = moe::Config::from_name(name);
+      if (moe::why_unsupported(p, c, Target::from_arch(facts_.arch))) continue;
       const auto pipeline = pipeline_for(c, 32);
       Stream s;
       const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});

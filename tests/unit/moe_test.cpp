@@ -242,6 +242,55 @@ TEST(MoeConfig, PipelineHasOneKernelPerStageInLaunchOrder) {
   EXPECT_EQ(moe::dynamic_shared_bytes(moe::Config::from_name("fp8_m16w16_n32x64_k128_s2_simt_sk2")).size(), 5u);
 }
 
+// The wgmma stages (sm_90a, e4m3fn): a consumer warpgroup per 64 rows of W plus the producer's, TMA boxes of
+// the CTA's rows, swizzled unpadded stages; every other target and dtype is rejected with the reason.
+TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
+  const auto c = moe::Config::from_name("fp8_m32w32_n128x256_k128_s4_wgmma_sk2");
+  EXPECT_EQ(c.math, moe::Math::kWgmma);
+  EXPECT_EQ(c.threads(1), 3 * 128);
+  EXPECT_EQ(c.threads(2), 5 * 128);
+  // Stage 1: 4 x (2 halves x 128 rows of W + 32 e4m3 token rows) x 128 B; stage 2: 256 rows of W and 32 bf16
+  // token rows (two atoms of 128 B each).
+  EXPECT_EQ(c.shared_bytes(1), 4 * (2 * 128 + 32) * 128 + 1024);
+  EXPECT_EQ(c.shared_bytes(2), 4 * (256 + 2 * 32) * 128 + 1024);
+  const auto k = moe::kernels(c, 32);
+  ASSERT_EQ(k.size(), 5u);
+  EXPECT_EQ(k[2].name_expression, "tt::moe_stage_wgmma<1, 32, 128, 4, int>");
+  EXPECT_EQ(k[3].name_expression, "tt::moe_stage_wgmma<2, 32, 256, 4, int>");
+  EXPECT_EQ(k[3].parameters, "const tt::MoeStageTmaArgs");
+  Target sm90 = Target::from_arch("sm_90a");
+  sm90.cu_count = 132;
+  auto why = [&](const moe::Problem& p, const moe::Config& cc, const Target& t) {
+    return moe::why_unsupported(p, cc, t).value_or("");
+  };
+  EXPECT_EQ(why(glm(336), moe::Config::from_name("fp8_m32w32_n128x256_k128_s4_wgmma_sk1"), sm90), "");
+  // Registers: block_m 128 holds 256 accumulator and product registers a thread in stage 1.
+  EXPECT_NE(why(glm(336), moe::Config::from_name("fp8_m128w128_n64x64_k128_s3_wgmma_sk1"), sm90).find("registers"),
+            std::string::npos);
+  EXPECT_NE(why(glm(336), c, Target::from_arch("gfx942")).find("sm_90a"), std::string::npos);
+  EXPECT_NE(why(glm(336), c, Target::from_arch("sm_89")).find("sm_90a"), std::string::npos);
+  auto fnuz = c;
+  fnuz.quant = moe::Quant::kFp8Fnuz;
+  EXPECT_NE(why(glm(336, moe::Quant::kFp8Fnuz), fnuz, sm90).find("e4m3fn"), std::string::npos);
+  EXPECT_NE(why(moe::Problem{16, 6272, 2048, 32, 8, moe::Quant::kFp8}, c, sm90).find("multiples of the CTA's rows"),
+            std::string::npos);
+  auto wide = c;
+  wide.block_m = 96;
+  wide.warp_m = 96;
+  EXPECT_NE(why(glm(336), wide, sm90).find("block_m"), std::string::npos);
+  // Every FP8 key M of the profile has wgmma configs; bf16 has none.
+  for (std::int64_t m : {1, 16, 336, 4096}) {
+    int fp8 = 0, bf16 = 0;
+    for (const auto& cc : moe::enumerate()) {
+      if (cc.math != moe::Math::kWgmma) continue;
+      fp8 += !moe::why_unsupported(glm(m), cc, sm90);
+      bf16 += !moe::why_unsupported(glm(m, moe::Quant::kBf16), cc, sm90);
+    }
+    EXPECT_GT(fp8, 10) << "M=" << m;
+    EXPECT_EQ(bf16, 0) << "M=" << m;
+  }
+}
+
 TEST(MoeConfig, IndexBoundsNeed64BitsOnlyForHugeM) {
   const auto c = moe::Config::from_name("fp8_m16w16_n64x64_k128_s3_mma_sk1");
   EXPECT_EQ(required_index_bits(moe::index_bounds(glm(4096), c)), 32);
