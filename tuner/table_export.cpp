@@ -1,6 +1,7 @@
 #include "tuner/table_export.h"
 
 #include <algorithm>
+#include <bit>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -233,7 +234,8 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
           v.block_size_m = c.block_m;
           v.block_size_n = c.block_n1;
           v.block_size_k = c.block_k;
-          v.num_warps = c.threads() / 32;
+          // NOTE: vLLM's Triton kernel takes a power of two (4 or 8 in practice); the wgmma stages run 8 to 20.
+          v.num_warps = std::min(8, static_cast<int>(std::bit_floor(static_cast<unsigned>(c.threads(1) / 32))));
           v.num_stages = c.stages;
           v.config_name = it->second->config_name;
           v.us = *it->second->result.median_us;

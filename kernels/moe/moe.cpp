@@ -132,8 +132,8 @@ constexpr int kN1[] = {32, 64, 128};    // stage-1 columns of inter_dim (gate an
 constexpr int kN2[] = {64, 128};        // stage-2 columns of model_dim
 constexpr int kStages[] = {3, 4};      // mma; the portable path runs 2
 constexpr int kSplits[] = {1, 2, 4};    // stage-2 split of inter_dim
-// wgmma (sm_90a, e4m3fn): {block_m, rows of W per CTA in stage 1, in stage 2}, within the registers (see
-// wgmma_registers_fit): block_m 128 needs more than a thread has in stage 1.
+// wgmma (sm_90a, e4m3fn): {block_m, rows of W per CTA in stage 1, in stage 2}, within a thread's registers
+// (why_unsupported counts them): block_m 128 needs more than a thread has in stage 1.
 struct WgmmaTile {
   int block_m, n1, n2;
 };
