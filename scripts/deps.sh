@@ -2,7 +2,7 @@
 # Installs what building and testing tunetab needs (Debian bookworm packages), only if something is missing.
 set -euo pipefail
 pkgs=(cmake make g++ libboost-program-options-dev libsqlite3-dev libeigen3-dev nlohmann-json3-dev libgtest-dev
-      libamdhip64-dev clang-19 clang-22)
+      libamdhip64-dev clang-19 clang-22 python3)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
