@@ -34,15 +34,21 @@ inline const ToleranceSpec kToleranceFp8Block128 {"fp8_block128",  1.0 / 64,  2e
 /// one bf16 ulp (2^-8), and the second GEMM carries that into the output. On the H200 the bf16 MoE configs
 /// matched the reference at rel_l2 1.7e-3 but had 6e-5..1.8e-4 of elements just outside bf16's per-element bound.
 inline const ToleranceSpec kToleranceBf16TwoStage {"bf16_2stage",   1.0 / 64,  4e-3, 5e-3};
+/// An FP8 pipeline with a bf16 intermediate (fused MoE per-1x128): both of the above. Where stage 1 runs on the
+/// fp8 MMA (sm_90a wgmma) its reduced-precision sums move more intermediates across a bf16 rounding boundary
+/// than exact fp32 sums do: on the H200 the wgmma stages matched at rel_l2 1.9e-3 (bf16 rounding level) with
+/// 3e-4..1e-3 of the elements just outside fp8_block128's per-element bound (max_abs 2e-3).
+inline const ToleranceSpec kToleranceFp8TwoStage {"fp8_block128_2stage", 1.0 / 64, 4e-3, 1e-2};
 /// fp8 with per-token / per-channel scales: the same operand exactness, one scale per row.
 inline const ToleranceSpec kToleranceFp8PerToken {"fp8_per_token", 1.0 / 64,  2e-3, 1e-2};
 // clang-format on
 
 /// The tolerance named `name` (a stored result's or a certificate's); Input error otherwise.
 inline ToleranceSpec tolerance_named(const std::string& name) {
-  for (const ToleranceSpec* t : {&kToleranceBf16, &kToleranceBf16TwoStage, &kToleranceFp8Block128, &kToleranceFp8PerToken})
+  for (const ToleranceSpec* t :
+       {&kToleranceBf16, &kToleranceBf16TwoStage, &kToleranceFp8Block128, &kToleranceFp8TwoStage, &kToleranceFp8PerToken})
     if (t->name == name) return *t;
-  throw_input("tolerance '" + name + "': expected bf16, bf16_2stage, fp8_block128 or fp8_per_token");
+  throw_input("tolerance '" + name + "': expected bf16, bf16_2stage, fp8_block128, fp8_block128_2stage or fp8_per_token");
 }
 
 }  // namespace tunetab

@@ -167,9 +167,10 @@ std::vector<float> reference_moe(const Problem& p, const HostOperands& h);
 /// The same with plain loops (tests check the Eigen path against it on tiny problems).
 std::vector<float> reference_moe_naive(const Problem& p, const HostOperands& h);
 
-/// The project's tolerance for the problem's dtype (kernels/tolerance.h): bf16, or fp8_block128. Both
-/// the kernels and the reference round stage 1's output to bf16; the reference is computed from the same
-/// dequantized operands, so the remaining error is summation order and bf16 output rounding.
+/// The project's tolerance for the problem's dtype (kernels/tolerance.h): bf16_2stage or fp8_block128_2stage.
+/// Both the kernels and the reference round stage 1's output to bf16; the reference is computed from the same
+/// dequantized operands, so the remaining error is summation order (and the fp8 MMA's reduced-precision sums),
+/// carried through the bf16 intermediate, and bf16 output rounding.
 ToleranceSpec tolerance_spec(const Problem& p);
 /// The same, as gemm::compare() takes it.
 gemm::Tolerance tolerance(const Problem& p);

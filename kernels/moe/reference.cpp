@@ -62,7 +62,7 @@ RowMajor expert_weight(const Problem& p, const std::vector<std::uint16_t>& w, co
 
 }  // namespace
 
-ToleranceSpec tolerance_spec(const Problem& p) { return fp8(p.quant) ? kToleranceFp8Block128 : kToleranceBf16TwoStage; }
+ToleranceSpec tolerance_spec(const Problem& p) { return fp8(p.quant) ? kToleranceFp8TwoStage : kToleranceBf16TwoStage; }
 
 gemm::Tolerance tolerance(const Problem& p) {
   const ToleranceSpec s = tolerance_spec(p);

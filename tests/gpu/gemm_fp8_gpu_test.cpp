@@ -9,6 +9,7 @@
 #include "kernels/gemm_fp8/gemm_fp8.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
+#include "time_spec.h"
 #include "tuner/timing.h"
 
 using namespace tunetab;
@@ -198,15 +199,13 @@ TEST_F(GemmFp8Gpu, OneAllocationServesEverySmallerM) {
 TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
   const char* spec = std::getenv("TUNETAB_TIME_FP8");
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_FP8=M,N,K:config,... to time configs";
-  const std::string text(spec);
-  const auto colon = text.find(':');
-  ASSERT_NE(colon, std::string::npos) << "TUNETAB_TIME_FP8: expected M,N,K:config,...";
+  const auto ts = parse_time_spec(spec);
+  ASSERT_TRUE(ts) << "TUNETAB_TIME_FP8: expected M,N,K:config,...";
   long long m = 0, n = 0, k = 0;
-  ASSERT_EQ(std::sscanf(text.substr(0, colon).c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME_FP8: M,N,K";
+  ASSERT_EQ(std::sscanf(ts->head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME_FP8: M,N,K";
   const gemm_fp8::Problem p{m, n, k};
   const Target t = Target::from_arch(facts_.arch);
-  std::stringstream names(text.substr(colon + 1));
-  for (std::string name; std::getline(names, name, ',');) {
+  for (const std::string& name : ts->configs) {
     const auto c = gemm_fp8::Config::from_name(name);
     if (const auto why = gemm_fp8::why_unsupported(p, c, t)) {
       std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());

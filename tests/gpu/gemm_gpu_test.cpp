@@ -12,6 +12,7 @@
 #include "tuner/families/gemm_traits.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
+#include "time_spec.h"
 #include "tuner/runner.h"
 
 using namespace tunetab;
@@ -180,14 +181,12 @@ TEST_F(GemmGpu, GraphTimingIsStable) {
 TEST_F(GemmGpu, TimeConfigsFromEnvironment) {
   const char* spec = std::getenv("TUNETAB_TIME");
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME=M,N,K:config,... to time configs";
-  const std::string text(spec);
-  const auto colon = text.find(':');
-  ASSERT_NE(colon, std::string::npos) << "TUNETAB_TIME: expected M,N,K:config,...";
+  const auto ts = parse_time_spec(spec);
+  ASSERT_TRUE(ts) << "TUNETAB_TIME: expected M,N,K:config,...";
   long long m = 0, n = 0, k = 0;
-  ASSERT_EQ(std::sscanf(text.substr(0, colon).c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME: M,N,K";
+  ASSERT_EQ(std::sscanf(ts->head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME: M,N,K";
   const gemm::Problem p{m, n, k};
-  std::stringstream names(text.substr(colon + 1));
-  for (std::string name; std::getline(names, name, ',');) {
+  for (const std::string& name : ts->configs) {
     const auto c = gemm::Config::from_name(name);
     gemm::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), GemmBf16Traits::workspace_bytes(p, c));
     Stream s;

@@ -440,6 +440,7 @@ TEST(Families, AdapterRegistryAndPlantedFaultsStayOutOfTheRealSpace) {
   EXPECT_EQ(gemm_ops.group_key(p), gemm_ops.group_key(gemm_ops.with_m(p, 7)));
   EXPECT_EQ(gemm_ops.tolerance(p), kToleranceBf16);
   EXPECT_EQ(tolerance_named("fp8_block128"), kToleranceFp8Block128);
+  EXPECT_EQ(tolerance_named("fp8_block128_2stage"), kToleranceFp8TwoStage);
   tunetab::testing::expect_input_error([] { tolerance_named("int4"); }, "tolerance 'int4'");
   tunetab::testing::expect_input_error([&] { gemm_ops.key(Json::parse("{\"m\": 1}")); }, "gemm problem");
 }

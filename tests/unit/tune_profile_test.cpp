@@ -66,7 +66,7 @@ TEST(TunePlan, GlmFiveOnH200ExpandsToFamiliesRowsAndAnchors) {
   EXPECT_EQ(moe_ops.key(moe.problems[9]),
             "m=512,model_dim=6144,inter_dim=2048,experts=32,topk=8,act=silu,g1u1=1,quant=fp8,routing=balanced");
   EXPECT_EQ(moe_ops.lookup_n(moe.problems[0]), 2048);
-  EXPECT_EQ(moe_ops.tolerance(moe.problems[0]), kToleranceFp8Block128);
+  EXPECT_EQ(moe_ops.tolerance(moe.problems[0]), kToleranceFp8TwoStage);
   // The bucket 257..512 (the one whose gap started the project) is a row of its own.
   EXPECT_EQ(moe.buckets[9], (profile::Bucket{512, 257, 512}));
   for (const auto& k : plan.keys) {
