@@ -10,7 +10,7 @@ namespace tt {
 struct ValidatePartial {
   double diff_sq;   // sum of (o - r)^2 over finite outputs
   double max_abs;   // max |o - r| over finite outputs
-  i64 bad;          // non-finite, or |o - r| > atol + rtol * |r|
+  i64 bad;          // non-finite, or |o - r| > atol + rtol * |r| (+ mag_rel * mag)
   i64 non_finite;
   i64 first_bad;    // -1: none
 };
@@ -19,8 +19,10 @@ struct ValidatePartial {
 struct ValidateArgs {
   const u16* out;   // bf16 [count]
   const float* ref; // fp32 [count], same element order
+  const float* mag; // fp32 [count], each element's sum |a_k b_k|, or null
   double atol;      // atol_rms * RMS(ref over the compared elements)
   double rtol;
+  double mag_rel;   // slack per unit of mag
   i64 count;
   i64 blocks;       // the grid's size (grid-stride loop)
   ValidatePartial* partials;  // [blocks]
@@ -50,7 +52,7 @@ __global__ void __launch_bounds__(kThreads) validate_bf16(ValidateArgs a) {
     const double d = o > r ? o - r : r - o;
     sq += d * d;
     if (d > mx) mx = d;
-    if (d > a.atol + a.rtol * (r < 0 ? -r : r)) {
+    if (d > a.atol + a.rtol * (r < 0 ? -r : r) + (a.mag ? a.mag_rel * static_cast<double>(a.mag[i]) : 0.0)) {
       ++bad;
       if (first < 0) first = i;  // a thread's indices ascend: its first is its smallest
     }

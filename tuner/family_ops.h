@@ -222,9 +222,13 @@ class FamilyAdapter : public FamilyOps {
         const safety::CompareKernel* k = host_compare_only_ ? nullptr : safety::device_compare_kernel();
         if (k && !compare_) {
           const std::vector<float>& ref = work_->reference();
+          // A family whose tolerance scales with each element's terms (fp8 MMA sums) supplies them.
+          const float* mag = nullptr;
+          if constexpr (requires(Workload& w) { w.magnitude(); })
+            if (tol_.mag_rel > 0) mag = work_->magnitude().data();
           try {
             compare_ = std::make_unique<validate::DeviceCompare>(*k->module, k->cu_count, ref.data(), ref.size(),
-                                                                 ref.size() / static_cast<std::size_t>(p_.m));
+                                                                 ref.size() / static_cast<std::size_t>(p_.m), mag);
           } catch (const Error& e) {
             // NOTE: no room for the reference beside the case's buffers: the host compare serves this case.
             if (e.kind() != ErrorKind::kLaunch) throw;
@@ -234,7 +238,7 @@ class FamilyAdapter : public FamilyOps {
         if (k && compare_) {
           const std::size_t row = compare_->capacity() / static_cast<std::size_t>(p_.m);
           record(compare_->compare(work_->device_output(), row * static_cast<std::size_t>(m),
-                                   gemm::Tolerance{tol_.rtol, tol_.atol_rms, tol_.max_rel_l2}, s));
+                                   gemm::tolerance_of(tol_), s));
           return out;
         }
       }

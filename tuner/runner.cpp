@@ -306,7 +306,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       // Runs (or finds stored) one candidate; a passing one joins the screened.
       auto run_candidate = [&](const Candidate& cand) {
         const std::int64_t config_id = store.upsert_config(ops.family(), cand.config, ops.config_json(cand.config).dump());
-        if (auto done = store.find_result(device_id, problem_id, config_id, version)) {  // resume; quarantine
+        auto done = store.find_result(device_id, problem_id, config_id, version);
+        if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
+        if (done) {  // resume; quarantine
           ++sum.dispositions[db::to_string(done->disposition)];
           sum.config_dispositions[cand.config] = db::to_string(done->disposition) + ": " + done->detail;
           if (done->disposition == Disposition::kPassed) {
@@ -429,21 +431,13 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       }
       sum.skipped = static_cast<int>(rest.size());
 
-      // Final phase: re-time the fastest few carefully. A rerun only completes a final phase a kill cut
-      // short: it never re-measures a finished one.
-      std::size_t finals = 0;
-      std::vector<double> pending_us = screened_us;
-      for (std::size_t i = 0; i < screened.size(); ++i) {
-        const auto r = store.find_result(device_id, problem_id, screened_ids[i], version);
-        if (r && r->timing_phase == "final") {
-          ++finals;
-          pending_us[i] = std::numeric_limits<double>::infinity();
-        }
-      }
-      const std::size_t want = std::min(opt.final_top, screened.size());
-      for (std::size_t idx : fastest(pending_us, want > finals ? want - finals : 0)) {
-        const Candidate& cand = *screened[idx];
+      // Final phase: re-time the fastest few carefully. A rerun never re-measures a finished one: it times
+      // those of the fastest few (by their stored times) still without a final time, which a kill cut
+      // short or a grown config space added.
+      for (std::size_t idx : fastest(screened_us, std::min(opt.final_top, screened.size()))) {
         auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
+        if (r && r->timing_phase == "final") continue;
+        const Candidate& cand = *screened[idx];
         const db::CodeObjectRecord* failed = nullptr;
         const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
         const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {}, opt.launch_timeout_ms,
@@ -497,7 +491,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         });
         for (const auto& r : passed) {
           const std::string config = store.config_name(r.config_id);
-          if (auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom)) {
+          auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom);
+          if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
+          if (done) {
             if (done->disposition == Disposition::kPassed) {
               sum.covered_config = config;
               sum.covered_ms = done->ms_checked;

@@ -159,10 +159,18 @@ struct Tolerance {
   double rtol = 1.0 / 128;    // bf16 output rounding is 2^-9 relative; 4x margin
   double atol_rms = 1e-3;     // absolute slack, as a fraction of the reference's RMS
   double max_rel_l2 = 5e-3;
+  double mag_rel = 0;         // slack as a fraction of each element's magnitude sum (compare's `mag`)
 };
+/// A tolerance spec (kernels/tolerance.h) as compare() takes it.
+template <typename Spec>
+Tolerance tolerance_of(const Spec& s) {
+  return Tolerance{s.rtol, s.atol_rms, s.max_rel_l2, s.mag_rel};
+}
 Comparison compare(const std::vector<std::uint16_t>& out, const std::vector<float>& ref, const Tolerance& tol);
-/// The same over the first `count` elements of `ref` (a smaller M's prefix of the capacity's reference).
-Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count, const Tolerance& tol);
+/// The same over the first `count` elements of `ref` (a smaller M's prefix of the capacity's reference). With
+/// `mag` (sum |a_k b_k| per element, same order), an element may also be off by tol.mag_rel * mag[i].
+Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count, const Tolerance& tol,
+                   const float* mag = nullptr);
 
 /// Host-side reference (Eigen), exposed for tests.
 std::vector<float> reference_gemm(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b,

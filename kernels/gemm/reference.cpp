@@ -73,7 +73,8 @@ Comparison compare(const std::vector<std::uint16_t>& out, const std::vector<floa
   return compare(out.data(), ref.data(), ref.size(), tol);
 }
 
-Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count, const Tolerance& tol) {
+Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count, const Tolerance& tol,
+                   const float* mag) {
   const std::int64_t n = static_cast<std::int64_t>(count);
   double ref_sq = 0;
 #pragma omp parallel for reduction(+ : ref_sq)
@@ -94,7 +95,7 @@ Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count
     const double d = std::fabs(static_cast<double>(o) - ref[i]);
     diff_sq += d * d;
     max_abs = std::max(max_abs, d);
-    if (d > atol + tol.rtol * std::fabs(ref[i])) {
+    if (d > atol + tol.rtol * std::fabs(ref[i]) + (mag ? tol.mag_rel * mag[i] : 0.0)) {
       ++bad;
       first_bad = std::min(first_bad, i);
     }

@@ -232,7 +232,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
 }
 
 Tolerance tolerance(Fp8) {
-  return Tolerance{kToleranceFp8Block128.rtol, kToleranceFp8Block128.atol_rms, kToleranceFp8Block128.max_rel_l2};
+  return gemm::tolerance_of(kToleranceFp8Block128);
 }
 
 }  // namespace tunetab::gemm_fp8

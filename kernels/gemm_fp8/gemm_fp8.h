@@ -96,7 +96,8 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c);
 std::vector<KernelSource> kernels(const Config& c, int index_bits);
 
 /// The tolerance a format is validated with: kToleranceFp8Block128 (kernels/tolerance.h) for both; the
-/// operands are exact, the error is the fp8 MMA's reduced-precision accumulation plus bf16 rounding.
+/// operands are exact, the error is the fp8 MMA's reduced-precision accumulation plus bf16 rounding (its
+/// mag_rel term takes the Workload's magnitude()).
 Tolerance tolerance(Fp8 f);
 
 /// Quantized operands: fp8 codes and their scales, in AITER's layout.
@@ -132,6 +133,8 @@ class Workload {
   /// The Eigen reference on the dequantized operands at the capacity, computed once and cached; the
   /// current M's is its first m * n elements (so compare(download_output(), reference()) needs M = capacity).
   const std::vector<float>& reference();
+  /// Each element's sum |a_k b_k| at the capacity (the tolerance's mag_rel term), computed once and cached.
+  const std::vector<float>& magnitude();
   const Operands& operands() const { return ops_; }
 
  private:
@@ -140,7 +143,7 @@ class Workload {
   };
   Problem p_;
   Operands ops_;
-  std::vector<float> ref_;
+  std::vector<float> ref_, mag_;
   std::vector<Set> sets_;
   DeviceBuffer workspace_, counters_;
   std::int64_t capacity_m_ = 0;
@@ -156,5 +159,7 @@ std::uint8_t float_to_fp8(float v, Fp8 f);
 
 /// C = dequant(A) dequant(B)^T in fp32 (Eigen), exposed for tests.
 std::vector<float> reference_gemm(const Problem& p, const Operands& o);
+/// |dequant(A)| |dequant(B)|^T: each element's sum |a_k b_k|, the scale of the fp8 MMA's rounding error.
+std::vector<float> magnitude_gemm(const Problem& p, const Operands& o);
 
 }  // namespace tunetab::gemm_fp8

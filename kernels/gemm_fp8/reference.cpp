@@ -105,11 +105,14 @@ Operands random_operands(const Problem& p, std::uint64_t seed) {
   return o;
 }
 
-std::vector<float> reference_gemm(const Problem& p, const Operands& o) {
+namespace {
+/// dequant(A) dequant(B)^T, or with `magnitudes` |dequant(A)| |dequant(B)|^T: each element's sum |a_k b_k|.
+std::vector<float> product(const Problem& p, const Operands& o, bool magnitudes) {
   using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const std::int64_t sk = p.scale_k();
   float lut[256];
-  for (int c = 0; c < 256; ++c) lut[c] = fp8_to_float(static_cast<std::uint8_t>(c), p.in);
+  for (int c = 0; c < 256; ++c) lut[c] = magnitudes ? std::fabs(fp8_to_float(static_cast<std::uint8_t>(c), p.in))
+                                                     : fp8_to_float(static_cast<std::uint8_t>(c), p.in);
   RowMajor ea(p.m, p.k), eb(p.n, p.k);
 #pragma omp parallel for
   for (std::int64_t r = 0; r < p.m; ++r)
@@ -121,6 +124,10 @@ std::vector<float> reference_gemm(const Problem& p, const Operands& o) {
   RowMajor c = ea * eb.transpose();
   return std::vector<float>(c.data(), c.data() + p.m * p.n);
 }
+}  // namespace
+
+std::vector<float> reference_gemm(const Problem& p, const Operands& o) { return product(p, o, false); }
+std::vector<float> magnitude_gemm(const Problem& p, const Operands& o) { return product(p, o, true); }
 
 namespace {
 // NOTE: mirrors tt::GemmArgs / tt::Fp8GemmArgs in templates/gemm_bf16.h and gemm_fp8_blockscale.h.
@@ -254,6 +261,15 @@ const std::vector<float>& Workload::reference() {
     ref_ = reference_gemm(cap, ops_);
   }
   return ref_;
+}
+
+const std::vector<float>& Workload::magnitude() {
+  if (mag_.empty()) {
+    Problem cap = p_;
+    cap.m = capacity_m_;
+    mag_ = magnitude_gemm(cap, ops_);
+  }
+  return mag_;
 }
 
 }  // namespace tunetab::gemm_fp8

@@ -65,12 +65,7 @@ RowMajor expert_weight(const Problem& p, const std::vector<std::uint16_t>& w, co
 ToleranceSpec tolerance_spec(const Problem& p) { return fp8(p.quant) ? kToleranceFp8TwoStage : kToleranceBf16TwoStage; }
 
 gemm::Tolerance tolerance(const Problem& p) {
-  const ToleranceSpec s = tolerance_spec(p);
-  gemm::Tolerance t;
-  t.rtol = s.rtol;
-  t.atol_rms = s.atol_rms;
-  t.max_rel_l2 = s.max_rel_l2;
-  return t;
+  return gemm::tolerance_of(tolerance_spec(p));
 }
 
 HostOperands make_operands(const Problem& p, std::uint64_t seed) {

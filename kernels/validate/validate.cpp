@@ -13,13 +13,15 @@ namespace {
 struct Args {
   const void* out;
   const float* ref;
+  const float* mag;
   double atol;
   double rtol;
+  double mag_rel;
   std::int64_t count;
   std::int64_t blocks;
   Partial* partials;
 };
-static_assert(sizeof(Partial) == 40 && sizeof(Args) == 56, "layout must match templates/validate.h");
+static_assert(sizeof(Partial) == 40 && sizeof(Args) == 72, "layout must match templates/validate.h");
 }  // namespace
 
 KernelSource kernel() {
@@ -39,7 +41,8 @@ void accumulate(Partial& a, const Partial& b) {
   if (b.first_bad >= 0 && (a.first_bad < 0 || b.first_bad < a.first_bad)) a.first_bad = b.first_bad;
 }
 
-Partial host_partial(const std::uint16_t* out, const float* ref, std::size_t count, double atol, double rtol) {
+Partial host_partial(const std::uint16_t* out, const float* ref, std::size_t count, double atol, double rtol,
+                     const float* mag, double mag_rel) {
   Partial p;
   for (std::size_t i = 0; i < count; ++i) {
     const double r = ref[i];
@@ -52,7 +55,7 @@ Partial host_partial(const std::uint16_t* out, const float* ref, std::size_t cou
     const double d = std::fabs(static_cast<double>(gemm::bf16_to_float(out[i])) - r);
     p.diff_sq += d * d;
     p.max_abs = std::max(p.max_abs, d);
-    if (d > atol + rtol * std::fabs(r)) {
+    if (d > atol + rtol * std::fabs(r) + (mag ? mag_rel * mag[i] : 0.0)) {
       ++p.bad;
       if (p.first_bad < 0) p.first_bad = static_cast<std::int64_t>(i);
     }
@@ -99,10 +102,13 @@ gemm::Comparison finish(const Partial& t, double ref_sq, std::size_t count, cons
   return c;
 }
 
-DeviceCompare::DeviceCompare(const Module& kernel, int cu_count, const float* ref, std::size_t count, std::size_t row)
+DeviceCompare::DeviceCompare(const Module& kernel, int cu_count, const float* ref, std::size_t count, std::size_t row,
+                             const float* mag)
     : kernel_(kernel), squares_(ref, count, row), blocks_(cu_count > 0 ? 4 * cu_count : 1024),
-      ref_(count * sizeof(float)), partials_(static_cast<std::size_t>(blocks_) * sizeof(Partial)) {
+      ref_(count * sizeof(float)), mag_(mag ? DeviceBuffer(count * sizeof(float)) : DeviceBuffer()),
+      partials_(static_cast<std::size_t>(blocks_) * sizeof(Partial)) {
   ref_.upload(ref, count * sizeof(float));
+  if (mag) mag_.upload(mag, count * sizeof(float));
   // NOTE: the upload runs on the default stream; compares use the caller's non-blocking stream.
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());
 }
@@ -112,7 +118,9 @@ gemm::Comparison DeviceCompare::compare(const void* out, std::size_t count, cons
   TUNETAB_ASSERT(count <= squares_.size(), "compare of " + std::to_string(count) + " elements past the uploaded reference's " +
                                                std::to_string(squares_.size()));
   const double ref_sq = squares_.sum(count);
-  Args args{out, static_cast<const float*>(ref_.get()), atol_of(ref_sq, count, tol), tol.rtol,
+  Args args{out,      static_cast<const float*>(ref_.get()),
+            mag_.bytes() ? static_cast<const float*>(mag_.get()) : nullptr,
+            atol_of(ref_sq, count, tol), tol.rtol, tol.mag_rel,
             static_cast<std::int64_t>(count), blocks_, static_cast<Partial*>(partials_.get())};
   void* params[] = {&args};
   LaunchDims d;

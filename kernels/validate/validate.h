@@ -32,7 +32,8 @@ struct Partial {
 void accumulate(Partial& a, const Partial& b);
 
 /// The kernel's per-element rule on the host (the tests' model of a block covering everything).
-Partial host_partial(const std::uint16_t* out, const float* ref, std::size_t count, double atol, double rtol);
+Partial host_partial(const std::uint16_t* out, const float* ref, std::size_t count, double atol, double rtol,
+                     const float* mag = nullptr, double mag_rel = 0);
 
 /// Sums of ref^2 over any prefix of a reference, from per-row prefix sums. Keeps `ref` (not a copy): it must
 /// outlive this object.
@@ -58,9 +59,11 @@ gemm::Comparison finish(const Partial& total, double ref_sq, std::size_t count, 
 /// The device comparison against one reference, for any prefix of it.
 class DeviceCompare {
  public:
-  /// Uploads `ref` (count elements; kept by pointer for the prefix sums, so it must outlive this object).
-  /// `kernel` is the loaded kernel() instance; `cu_count` sizes the grid (4 blocks per CU).
-  DeviceCompare(const Module& kernel, int cu_count, const float* ref, std::size_t count, std::size_t row);
+  /// Uploads `ref` (count elements; kept by pointer for the prefix sums, so it must outlive this object) and,
+  /// when given, each element's magnitude sum `mag` (gemm::compare's). `kernel` is the loaded kernel()
+  /// instance; `cu_count` sizes the grid (4 blocks per CU).
+  DeviceCompare(const Module& kernel, int cu_count, const float* ref, std::size_t count, std::size_t row,
+                const float* mag = nullptr);
   std::size_t capacity() const { return squares_.size(); }
   /// Compares device bf16 output `out` [count] with the reference's first `count` elements; waits on `s`.
   gemm::Comparison compare(const void* out, std::size_t count, const gemm::Tolerance& tol, const Stream& s) const;
@@ -69,7 +72,7 @@ class DeviceCompare {
   const Module& kernel_;
   RefSquares squares_;
   int blocks_;
-  DeviceBuffer ref_, partials_;
+  DeviceBuffer ref_, mag_, partials_;
 };
 
 }  // namespace tunetab::validate

@@ -193,35 +193,37 @@ TEST_F(GemmFp8Gpu, OneAllocationServesEverySmallerM) {
   }
 }
 
-// A tool more than a test: with TUNETAB_TIME_FP8="M,N,K:config,config,..." it validates each config on that
+// A tool more than a test: with TUNETAB_TIME_FP8="M,N,K:config,...[;M,N,K:...]" it validates each config on that
 // e4m3fn shape and times it with the tuner's method (rotating sets, graph replays): A/B comparisons of kernel
 // changes, and a target for Nsight.
 TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
   const char* spec = std::getenv("TUNETAB_TIME_FP8");
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_FP8=M,N,K:config,... to time configs";
-  const auto ts = parse_time_spec(spec);
-  ASSERT_TRUE(ts) << "TUNETAB_TIME_FP8: expected M,N,K:config,...";
-  long long m = 0, n = 0, k = 0;
-  ASSERT_EQ(std::sscanf(ts->head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME_FP8: M,N,K";
-  const gemm_fp8::Problem p{m, n, k};
-  const Target t = Target::from_arch(facts_.arch);
-  for (const std::string& name : ts->configs) {
-    const auto c = gemm_fp8::Config::from_name(name);
-    if (const auto why = gemm_fp8::why_unsupported(p, c, t)) {
-      std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
-      continue;
+  const auto specs = parse_time_specs(spec);
+  ASSERT_TRUE(specs) << "TUNETAB_TIME_FP8: expected M,N,K:config,...[;M,N,K:config,...]";
+  for (const TimeSpec& ts : *specs) {
+    long long m = 0, n = 0, k = 0;
+    ASSERT_EQ(std::sscanf(ts.head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME_FP8: M,N,K";
+    const gemm_fp8::Problem p{m, n, k};
+    const Target t = Target::from_arch(facts_.arch);
+    for (const std::string& name : ts.configs) {
+      const auto c = gemm_fp8::Config::from_name(name);
+      if (const auto why = gemm_fp8::why_unsupported(p, c, t)) {
+        std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
+        continue;
+      }
+      const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
+      gemm_fp8::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), ws);
+      Stream s;
+      const std::vector<const Module*> pipeline = {&module_for(c, 32)};
+      w.poison_output();
+      w.launch(c, pipeline, 0, s);
+      s.synchronize();
+      const auto cmp = gemm_fp8::compare(w.download_output(), w.reference(), gemm_fp8::tolerance(p.in));
+      EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
+      const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
+      std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,
+                  st.min_us, st.spread);
     }
-    const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
-    gemm_fp8::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), ws);
-    Stream s;
-    const std::vector<const Module*> pipeline = {&module_for(c, 32)};
-    w.poison_output();
-    w.launch(c, pipeline, 0, s);
-    s.synchronize();
-    const auto cmp = gemm_fp8::compare(w.download_output(), w.reference(), gemm_fp8::tolerance(p.in));
-    EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
-    const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
-    std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,
-                st.min_us, st.spread);
   }
 }

@@ -175,30 +175,32 @@ TEST_F(GemmGpu, GraphTimingIsStable) {
   EXPECT_GT(st.iterations, 10);
 }
 
-// A tool more than a test: with TUNETAB_TIME="M,N,K:config,config,..." it validates each config on that shape
+// A tool more than a test: with TUNETAB_TIME="M,N,K:config,...[;M,N,K:...]" it validates each config on that shape
 // and times it with the tuner's method (rotating sets, graph replays), for A/B comparisons of kernel changes
 // and as a target for Nsight (`ncu -k regex:... tunetab_gpu_tests --gtest_filter=GemmGpu.TimeConfigs*`).
 TEST_F(GemmGpu, TimeConfigsFromEnvironment) {
   const char* spec = std::getenv("TUNETAB_TIME");
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME=M,N,K:config,... to time configs";
-  const auto ts = parse_time_spec(spec);
-  ASSERT_TRUE(ts) << "TUNETAB_TIME: expected M,N,K:config,...";
-  long long m = 0, n = 0, k = 0;
-  ASSERT_EQ(std::sscanf(ts->head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME: M,N,K";
-  const gemm::Problem p{m, n, k};
-  for (const std::string& name : ts->configs) {
-    const auto c = gemm::Config::from_name(name);
-    gemm::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), GemmBf16Traits::workspace_bytes(p, c));
-    Stream s;
-    const std::vector<const Module*> pipeline = {&module_for(c, 32)};
-    w.poison_output();
-    w.launch(c, pipeline, 0, s);
-    s.synchronize();
-    const auto cmp = gemm::compare(w.download_output(), w.reference(), {});
-    EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
-    const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
-    std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,
-                st.min_us, st.spread);
+  const auto specs = parse_time_specs(spec);
+  ASSERT_TRUE(specs) << "TUNETAB_TIME: expected M,N,K:config,...[;M,N,K:config,...]";
+  for (const TimeSpec& ts : *specs) {
+    long long m = 0, n = 0, k = 0;
+    ASSERT_EQ(std::sscanf(ts.head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME: M,N,K";
+    const gemm::Problem p{m, n, k};
+    for (const std::string& name : ts.configs) {
+      const auto c = gemm::Config::from_name(name);
+      gemm::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), GemmBf16Traits::workspace_bytes(p, c));
+      Stream s;
+      const std::vector<const Module*> pipeline = {&module_for(c, 32)};
+      w.poison_output();
+      w.launch(c, pipeline, 0, s);
+      s.synchronize();
+      const auto cmp = gemm::compare(w.download_output(), w.reference(), {});
+      EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
+      const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
+      std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,
+                  st.min_us, st.spread);
+    }
   }
 }
 

@@ -234,36 +234,37 @@ TEST_F(MoeGpu, PipelineTimingIsStableAndReportsWeightBandwidth) {
   }
 }
 
-// A tool more than a test: with TUNETAB_TIME_MOE="M[,skewed]:config,..." it validates each config on the GLM-5
+// A tool more than a test: with TUNETAB_TIME_MOE="M[,skewed]:config,...[;...]" it validates each config on the GLM-5
 // EP8 shape (model_dim 6144, inter_dim 2048, 32 experts, top-8; the dtype is the config's) and times the whole
 // pipeline with the tuner's method: A/B comparisons of kernel changes, and a target for Nsight.
 TEST_F(MoeGpu, TimeConfigsFromEnvironment) {
   const char* spec = std::getenv("TUNETAB_TIME_MOE");
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_MOE=M[,skewed]:config,... to time configs";
-  const auto ts = parse_time_spec(spec);
-  ASSERT_TRUE(ts) << "TUNETAB_TIME_MOE: expected M[,skewed]:config,...";
-  const auto comma = ts->head.find(',');
-  moe::Problem p{std::stoll(ts->head.substr(0, comma)), 6144, 2048, 32, 8, moe::Quant::kFp8, moe::Routing::kBalanced};
-  if (comma != std::string::npos) p.routing = moe::routing_from_string(ts->head.substr(comma + 1));
-  ASSERT_FALSE(ts->configs.empty());
-  // One workload (its reference takes seconds at M = 4096) in the first config's dtype serves them all.
-  p.quant = moe::Config::from_name(ts->configs.front()).quant;
-  moe::Workload w(p, 3, 2, split_ws(p, 4));
-  for (const std::string& name : ts->configs) {
-    const auto c = moe::Config::from_name(name);
-    if (const auto why = c.quant != p.quant ? std::optional<std::string>("not the first config's dtype")
-                                            : moe::why_unsupported(p, c, Target::from_arch(facts_.arch))) {
-      std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
-      continue;
+  const auto specs = parse_time_specs(spec);
+  ASSERT_TRUE(specs) << "TUNETAB_TIME_MOE: expected M[,skewed]:config,...[;M[,skewed]:config,...]";
+  for (const TimeSpec& ts : *specs) {
+    const auto comma = ts.head.find(',');
+    moe::Problem p{std::stoll(ts.head.substr(0, comma)), 6144, 2048, 32, 8, moe::Quant::kFp8, moe::Routing::kBalanced};
+    if (comma != std::string::npos) p.routing = moe::routing_from_string(ts.head.substr(comma + 1));
+    // One workload (its reference takes seconds at M = 4096) in the first config's dtype serves them all.
+    p.quant = moe::Config::from_name(ts.configs.front()).quant;
+    moe::Workload w(p, 3, 2, split_ws(p, 4));
+    for (const std::string& name : ts.configs) {
+      const auto c = moe::Config::from_name(name);
+      if (const auto why = c.quant != p.quant ? std::optional<std::string>("not the first config's dtype")
+                                              : moe::why_unsupported(p, c, Target::from_arch(facts_.arch))) {
+        std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
+        continue;
+      }
+      const auto o = run(w, p, c, 32);
+      EXPECT_TRUE(o.cmp.passed) << name << ": " << o.cmp.summary();
+      EXPECT_FALSE(o.guard) << name << ": " << *o.guard;
+      const auto pipeline = pipeline_for(c, 32);
+      Stream s;
+      const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
+      std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f weights_GBps=%.0f\n", p.key().c_str(), name.c_str(),
+                  st.median_us, st.min_us, st.spread, p.weight_bytes() / (st.median_us * 1e-6) / 1e9);
     }
-    const auto o = run(w, p, c, 32);
-    EXPECT_TRUE(o.cmp.passed) << name << ": " << o.cmp.summary();
-    EXPECT_FALSE(o.guard) << name << ": " << *o.guard;
-    const auto pipeline = pipeline_for(c, 32);
-    Stream s;
-    const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
-    std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f weights_GBps=%.0f\n", p.key().c_str(), name.c_str(),
-                st.median_us, st.min_us, st.spread, p.weight_bytes() / (st.median_us * 1e-6) / 1e9);
   }
 }
 

@@ -257,3 +257,51 @@ TEST(GemmFp8Reference, MatchesANaiveBlockByBlockLoop) {
       EXPECT_FALSE(gemm_fp8::compare(out, ref, gemm_fp8::tolerance(f)).passed) << p.key();
     }
 }
+
+TEST(GemmFp8Reference, MagnitudeSlackAdmitsRoundedSumsButNotAWrongBlock) {
+  // The fp8 MMA's sums keep ~14 bits: the tolerance's slack grows with each element's sum |a_k b_k| (its
+  // magnitude), so an element whose value cancels to ~0 may be off by a rounding of its terms, not more.
+  const gemm_fp8::Problem p{9, 256, 512};
+  const auto o = gemm_fp8::random_operands(p, 7);
+  const auto ref = gemm_fp8::reference_gemm(p, o);
+  const auto mag = gemm_fp8::magnitude_gemm(p, o);
+  const auto tol = gemm_fp8::tolerance(p.in);
+  ASSERT_GT(tol.mag_rel, 0);
+  // Magnitudes bound the values and equal a naive |a||b| sum.
+  for (std::size_t i : {std::size_t{0}, std::size_t{300}, ref.size() - 1}) {
+    EXPECT_GE(mag[i] * (1 + 1e-5), std::fabs(ref[i]));
+    const std::int64_t r = static_cast<std::int64_t>(i) / p.n, c = static_cast<std::int64_t>(i) % p.n;
+    double s = 0;
+    for (std::int64_t k = 0; k < p.k; ++k)
+      s += std::fabs(gemm_fp8::fp8_to_float(o.a[r * p.k + k], p.in) * o.a_scale[r * p.scale_k() + k / 128] *
+                     gemm_fp8::fp8_to_float(o.b[c * p.k + k], p.in) * o.b_scale[(c / 128) * p.scale_k() + k / 128]);
+    EXPECT_NEAR(mag[i], s, 1e-4 * s);
+  }
+  // One element off by half its slack passes with magnitudes and fails without them (where the slack exceeds
+  // the value-based bound); off by twice its slack it fails.
+  double rms = 0;
+  for (float v : ref) rms += static_cast<double>(v) * v;
+  rms = std::sqrt(rms / static_cast<double>(ref.size()));
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i)
+    if (tol.mag_rel * mag[i] - tol.atol_rms * rms - tol.rtol * std::fabs(ref[i]) >
+        tol.mag_rel * mag[at] - tol.atol_rms * rms - tol.rtol * std::fabs(ref[at]))
+      at = i;
+  const double slack = tol.mag_rel * mag[at];
+  ASSERT_GT(slack, 4 * (tol.atol_rms * rms + tol.rtol * std::fabs(ref[at]))) << "no element where the terms dominate";
+  std::vector<std::uint16_t> out(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) out[i] = gemm::float_to_bf16(ref[i]);
+  out[at] = gemm::float_to_bf16(static_cast<float>(ref[at] + 0.5 * slack));
+  EXPECT_TRUE(gemm::compare(out.data(), ref.data(), ref.size(), tol, mag.data()).passed);
+  EXPECT_FALSE(gemm::compare(out.data(), ref.data(), ref.size(), tol).passed);
+  out[at] = gemm::float_to_bf16(static_cast<float>(ref[at] + 2 * slack));
+  const auto cmp = gemm::compare(out.data(), ref.data(), ref.size(), tol, mag.data());
+  EXPECT_FALSE(cmp.passed);
+  EXPECT_EQ(cmp.first_bad, static_cast<std::int64_t>(at));
+  // A dropped block scale is off by a block's sum: far outside the slack.
+  auto wrong = o;
+  wrong.b_scale[1] *= 2;
+  const auto bad = gemm_fp8::reference_gemm(p, wrong);
+  for (std::size_t i = 0; i < ref.size(); ++i) out[i] = gemm::float_to_bf16(bad[i]);
+  EXPECT_FALSE(gemm::compare(out.data(), ref.data(), ref.size(), tol, mag.data()).passed);
+}

@@ -441,6 +441,17 @@ TEST(Families, AdapterRegistryAndPlantedFaultsStayOutOfTheRealSpace) {
   EXPECT_EQ(gemm_ops.tolerance(p), kToleranceBf16);
   EXPECT_EQ(tolerance_named("fp8_block128"), kToleranceFp8Block128);
   EXPECT_EQ(tolerance_named("fp8_block128_2stage"), kToleranceFp8TwoStage);
+  // A stored verdict under another tolerance: passes hold when judged at least as strictly, failures when
+  // judged at least as loosely; other verdicts always.
+  const std::string strict = kToleranceBf16.to_json().dump(), loose = kToleranceFp8Block128.to_json().dump();
+  EXPECT_TRUE(verdict_holds(strict, kToleranceBf16, "passed"));
+  EXPECT_TRUE(verdict_holds(strict, kToleranceBf16, "incorrect"));
+  EXPECT_TRUE(verdict_holds(strict, kToleranceFp8Block128, "passed"));
+  EXPECT_FALSE(verdict_holds(strict, kToleranceFp8Block128, "incorrect"));
+  EXPECT_FALSE(verdict_holds(loose, kToleranceBf16, "passed"));
+  EXPECT_TRUE(verdict_holds(loose, kToleranceBf16, "incorrect"));
+  EXPECT_TRUE(verdict_holds(loose, kToleranceBf16, "out_of_bounds"));
+  EXPECT_FALSE(verdict_holds("not json", kToleranceBf16, "passed"));
   tunetab::testing::expect_input_error([] { tolerance_named("int4"); }, "tolerance 'int4'");
   tunetab::testing::expect_input_error([&] { gemm_ops.key(Json::parse("{\"m\": 1}")); }, "gemm problem");
 }

@@ -129,3 +129,24 @@ TEST(Validate, KernelIsOneInstanceOfItsOwnFamily) {
   EXPECT_EQ(k.name_expression, "tt::validate_bf16<256>");
   EXPECT_NE(k.source.find("validate.h"), std::string::npos);
 }
+
+TEST(Validate, MagnitudeSlackMatchesTheHostCompare) {
+  // With per-element magnitudes (the fp8 MMA's slack), the kernel's rule and gemm::compare still agree.
+  const auto ref = random_ref(kRows * kRow, 21);
+  std::vector<float> mag(ref.size());
+  for (std::size_t i = 0; i < ref.size(); ++i) mag[i] = std::fabs(ref[i]) * 3 + static_cast<float>(i % 7);
+  gemm::Tolerance tol;
+  tol.mag_rel = 1.0 / 256;
+  auto out = rounded(ref);
+  out[100] = gemm::float_to_bf16(ref[100] + 0.5f * static_cast<float>(tol.mag_rel) * mag[100] + 0.02f);
+  out[2000] = gemm::float_to_bf16(ref[2000] + 3.0f * static_cast<float>(tol.mag_rel) * mag[2000] + 0.05f);
+  const validate::RefSquares sq(ref.data(), ref.size(), kRow);
+  const double atol = validate::atol_of(sq.sum(ref.size()), ref.size(), tol);
+  for (bool with_mag : {false, true}) {
+    const float* m = with_mag ? mag.data() : nullptr;
+    const auto p = validate::host_partial(out.data(), ref.data(), ref.size(), atol, tol.rtol, m, tol.mag_rel);
+    const auto host = gemm::compare(out.data(), ref.data(), ref.size(), tol, m);
+    expect_same(validate::finish(p, sq.sum(ref.size()), ref.size(), tol), host, with_mag ? "magnitudes" : "none");
+    EXPECT_EQ(host.first_bad, with_mag ? 2000 : 100);
+  }
+}

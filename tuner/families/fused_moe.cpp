@@ -33,7 +33,7 @@ struct FusedMoeTraits {
   /// The current M's rows against the first rows of the capacity's reference (Workload::set_m).
   static gemm::Comparison compare(Workload& w, const ToleranceSpec& t) {
     const auto out = w.download_output();
-    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::Tolerance{t.rtol, t.atol_rms, t.max_rel_l2});
+    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::tolerance_of(t));
   }
 };
 

@@ -43,7 +43,7 @@ struct GemmFp8Traits {
   }
   static gemm::Comparison compare(Workload& w, const ToleranceSpec& t) {
     const auto out = w.download_output();
-    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::Tolerance{t.rtol, t.atol_rms, t.max_rel_l2});
+    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::tolerance_of(t), w.magnitude().data());
   }
 };
 

@@ -48,7 +48,7 @@ struct GemmBf16Traits {
   }
   static gemm::Comparison compare(Workload& w, const ToleranceSpec& t) {
     const auto out = w.download_output();
-    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::Tolerance{t.rtol, t.atol_rms, t.max_rel_l2});
+    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::tolerance_of(t));
   }
 };
 
