@@ -355,12 +355,26 @@ struct Fp8GemmTmaArgs {
 };
 
 
+/// Registers of a consumer thread of gemm_fp8_blockscale_tma: kNeed, its fp32 fragments (accumulator and
+/// promotion fragment, kWarpN / 2 each) plus ~32 of addresses and scales; kRaised, what it may raise its
+/// allowance to (setmaxnreg) with the producer warpgroup lowered to 40, or 0 when the launch's even share
+/// suffices. NOTE: the host's constraint (kernels/gemm_fp8) counts the same.
+template <int kConsumers, int kWarpN>
+struct Fp8TmaRegs {
+  static constexpr int kNeed = kWarpN + 32;
+  static constexpr int kRaised =
+      kNeed <= 65536 / ((kConsumers + 1) * 128) || kConsumers < 2 ? 0 : ((65536 - 128 * 40) / (kConsumers * 128)) / 8 * 8;
+};
+
 /// sm_90a, warp-specialized (DeepGEMM's recipe): one producer thread copies each K block of 128 (one scale
 /// block, one 128-byte swizzled row per operand row) by TMA into kStages stages, counted on the stage's
 /// mbarrier; one consumer warpgroup per 64 rows x kWarpN columns multiplies a stage into a temporary fp32
 /// fragment (four m64nNk32 MMAs), releases the stage, and promotes the fragment into its accumulator with the
 /// row's and the column block's scales, loaded before the wait. The consumer warpgroups of a CTA interleave:
-/// one promotes while another's MMAs run. Split-K as for gemm_bf16_tn (splits aligned to 128 of K).
+/// one promotes while another's MMAs run. Where the fragments need more registers than the launch's even
+/// share (warp_n 192 with two consumers), the producer warpgroup gives its own up (setmaxnreg). (Overlapping
+/// a warpgroup's own promotion with its next MMAs, with two fragments, makes ptxas serialize the wgmmas and
+/// spill: C7514/C7517.) Split-K as for gemm_bf16_tn (splits aligned to 128 of K).
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
@@ -369,9 +383,13 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
   constexpr int kThreads = kConsumers * 128 + 128;
   constexpr int kBlockK = 128;
+  using Regs = Fp8TmaRegs<kConsumers, kWarpN>;
+  // NOTE: a warpgroup's columns [n0, n0 + kWarpN) start at a multiple of kWarpN: with kWarpN <= 128, or 192
+  // (n0 % 128 is 0 or 64), they span at most two 128-column scale blocks.
   static_assert(kBlockM % 64 == 0 && kBlockM <= 256 && kBlockN <= 256 && kBlockN % kWarpN == 0 && kWarpN % 8 == 0 &&
-                    kWarpN <= 128 && kStages >= 2,
-                "fp8 tma: a warpgroup per 64 x warp_n (<= 128: at most two column scale blocks), one box per operand");
+                    (kWarpN <= 128 || kWarpN == 192) && kStages >= 2,
+                "fp8 tma: a warpgroup per 64 x warp_n (at most two column scale blocks), one box per operand");
+  static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "fp8 tma: the fragments do not fit a consumer's registers");
   const Fp8GemmArgs& p = args.p;
   const GemmArgs& g = p.g;
   const int tid = static_cast<int>(thread_x());
@@ -402,6 +420,7 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   }
   sync_block();
   if (wg == kConsumers) {
+    if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
     if (tid == kConsumers * 128) {
       for (int i = 0; i < k_tiles; ++i) {
         const int s = i % kStages;
@@ -414,6 +433,7 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       }
     }
   } else {
+    if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int warp = (tid % 128) / 32, lane = tid % 32;
     const int row0 = bm0 + wg_m * 64 + warp * 16 + lane / 4;
     const int n0 = bn0 + wg_n * kWarpN;

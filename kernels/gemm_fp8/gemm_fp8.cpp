@@ -101,17 +101,20 @@ constexpr Tile kWgmmaTiles[] = {
   { 128,     128,     64,   128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 5};
-// TMA + wgmma (sm_90a): a consumer warpgroup per 64 rows x warp_n (accumulator and promotion fragment:
-// warp_n registers a thread), so warp_n = 128 only with two consumers (384 threads) and 64 with up to four
-// (640 threads); more spill.
+// TMA + wgmma (sm_90a): a consumer warpgroup per 64 rows x warp_n, whose thread holds warp_n / 2 registers of
+// accumulator and as many of promotion fragment besides ~32 (why_unsupported counts them; past the launch's even
+// share the producer gives its registers up, setmaxnreg). warp_n 192, one wgmma 192 wide, needs that with two
+// consumers; its tiles cover N with fewer CTAs and fewer promotions per MMA than 128-wide ones.
 constexpr Tile kTmaTiles[] = {
   {  64,      64,     64,    64 },
   {  64,     128,     64,    64 },
   {  64,     128,     64,   128 },
+  {  64,     192,     64,   192 },
   {  64,     256,     64,   128 },
   { 128,      64,     64,    64 },
   { 128,     128,     64,    64 },
   { 128,     128,     64,   128 },
+  { 128,     192,     64,   192 },
 };
 constexpr int kTmaStages[] = {4, 6, 8};
 constexpr int kTmaSplits[] = {1, 2, 4};
@@ -172,6 +175,16 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
   if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
   if (c.math == Math::kTma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
+  if (c.math == Math::kTma) {
+    // NOTE: mirrors tt::Fp8TmaRegs in templates/gemm_fp8_blockscale.h.
+    const int consumers = (c.block_m / 64) * (c.block_n / c.warp_n);
+    const int need = c.warp_n + 32;
+    const int have = consumers >= 2 && need > 65536 / c.threads() ? ((65536 - 128 * 40) / (consumers * 128)) / 8 * 8
+                                                                  : std::min(255, 65536 / c.threads());
+    if (need > have)
+      return "TMA: a consumer thread needs about " + std::to_string(need) + " registers, " + std::to_string(c.threads()) +
+             " threads have " + std::to_string(have);
+  }
   if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma || c.math == Math::kTma))
     return "e4m3fnuz is an AMD format: NVIDIA fp8 tensor cores take e4m3fn (the simt and skinny paths decode it)";
   if (c.math == Math::kSkinny && p.m > c.block_m)

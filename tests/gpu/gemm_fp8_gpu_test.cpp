@@ -77,9 +77,10 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m64n128k128_w32x32_s3_mma_sk1",     "m128n128k128_w32x32_s2_mma_sk2",   "m16n64k128_w16x16_s2_simt_sk1",
     "m64n64k128_w32x32_s2_simt_sk2",     "m1n8k512_w1x2_s1_skinny_sk1",      "m1n16k512_w1x4_s1_skinny_sk3",
     "m16n32k1024_w16x4_s1_skinny_sk2",   "m4n16k1024_w4x2_s1_skinny_sk6",
-    // TMA producer + wgmma consumers: 1, 2 and 4 consumer warpgroups, split-K
+    // TMA producer + wgmma consumers: 1, 2 and 4 consumer warpgroups, split-K; 192 wide (setmaxnreg with two)
     "m128n128k128_w64x128_s4_tma_sk1",   "m64n256k128_w64x128_s4_tma_sk1",   "m64n128k128_w64x64_s8_tma_sk2",
     "m128n64k128_w64x64_s6_tma_sk1",     "m64n64k128_w64x64_s4_tma_sk4",     "m128n128k128_w64x64_s6_tma_sk1",
+    "m128n192k128_w64x192_s4_tma_sk1",   "m64n192k128_w64x192_s6_tma_sk2",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

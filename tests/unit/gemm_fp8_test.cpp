@@ -149,6 +149,14 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
                 .value_or("")
                 .find("shared memory"),
             std::string::npos);
+  // Registers: 192 wide fits one consumer (256 threads), and two with the producer's registers given up
+  // (setmaxnreg); two consumers 256 wide each do not fit at all.
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, gemm_fp8::Config::from_name("m64n192k128_w64x192_s6_tma_sk1"), sm90));
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma_sk1"), sm90));
+  EXPECT_NE(gemm_fp8::why_unsupported(p, gemm_fp8::Config::from_name("m128n256k128_w64x256_s4_tma_sk1"), sm90)
+                .value_or("")
+                .find("registers"),
+            std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 256}, mma, Target::from_arch("sm_80")).value_or("").find("sm_89"),
             std::string::npos);
   // K in 16-byte vectors; skinny only up to its rows; split-K in whole scale blocks.
