@@ -81,12 +81,15 @@ def report(args):
     print("| M | N | K | tunetab us | cuBLASLt us | tunetab / cuBLASLt | roofline us | tunetab % roofline | tunetab config |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     worst = {"small": [], "large": []}
+    missing = []
     for s in base["shapes"]:
         m, n, k = s["m"], s["n"], s["k"]
         t = next((v for kk, v in fp8_t.items() if kk.startswith(f"m={m},n={n},k={k},")), None)
         lib = None if "error" in s else s.get("median_us")
         ours = f"{t[1]:.2f}" if t else "(none)"
         ratio = f"{t[1] / lib:.2f}x" if t and lib else "—"
+        if not t:
+            missing.append(f"{m} x {n} x {k}")
         if t and lib:
             band = "small" if m <= 336 else "large" if m >= 1024 else None
             if band:
@@ -101,6 +104,8 @@ def report(args):
             n_over = sum(1 for x in worst[band] if x[0] > (1.0 if band == "small" else 1.25))
             print(f"\nWorst ratio {floor.split(' at ')[1]}: {r[0]:.2f}x at {r[1]} x {r[2]} x {r[3]} (floor {floor}); "
                   f"{n_over} of {len(worst[band])} shapes over the floor.")
+    if missing:
+        print("\nShapes without a tunetab time (a missing row or a failed timing run): " + ", ".join(missing))
     print("\nFused MoE FP8 per-1x128 (model_dim 6144, inter_dim 2048, 32 experts, top-8): tunetab's exported row for "
           "each M, re-timed, against the bf16 `torch._grouped_mm` MoE, same method, same call; roofline = FP8 weight "
           "reads at the copy bandwidth.\n")
@@ -113,6 +118,8 @@ def report(args):
         t = next((v for kk, v in moe_t.items() if kk.startswith(f"m={b['m']},") and kk.endswith(f"routing={b['routing']}")), None)
         ours = f"{t[1]:.1f}" if t else "(none)"
         pct = f"{100 * b['roofline_us_fp8'] / t[1]:.0f}%" if t else ""
+        if not t:
+            misses.append(f"M={b['m']} {b['routing']}: no tunetab time")
         if t and t[1] >= b["us"]:
             misses.append(f"M={b['m']} {b['routing']}: {t[1]:.1f} >= {b['us']:.1f} us")
         if t and 16 <= b["m"] <= 336 and b["roofline_us_fp8"] / t[1] < 0.6:
