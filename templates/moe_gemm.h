@@ -461,8 +461,12 @@ __device__ __forceinline__ void bf16x2_to_f32(u32 w, float& lo, float& hi) {
 ///     are permuted to match), bf16 wgmma m64 x kBlockM x 16. Each K block's fp32 product is promoted into the
 ///     accumulator with the W block's scale (and in stage 1 the token's): exact operands, fp32 sums, as the
 ///     dense FP8 GEMM.
+/// kCluster > 1: clusters of kCluster CTAs along the sorted rows (the routing is padded to kCluster x kBlockM
+/// per expert, so a cluster's CTAs share one expert): each CTA's producer copies 1/kCluster of the W tile and
+/// multicasts it to the whole cluster, so the W tile crosses L2 once per kCluster x kBlockM tokens while each
+/// CTA keeps kBlockM tokens' registers; a consumer releases a stage in every CTA of the cluster.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kStage, int kBlockM, int kRowsW, int kStages, typename Index>
+template <int kStage, int kBlockM, int kRowsW, int kStages, int kCluster, typename Index>
 __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(const TT_GRID_CONSTANT MoeStageTmaArgs args) {
   constexpr int kHalves = kStage == 1 ? 2 : 1;
   constexpr int kConsumers = kRowsW / 64;
@@ -474,14 +478,17 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
   static_assert(kStage == 1 || kStage == 2, "stage 1 or 2");
   static_assert(kRowsW % 64 == 0 && kRowsW <= 256 && (kBlockM == 32 || kBlockM == 64 || kBlockM == 128) && kStages >= 2,
                 "moe wgmma: 64 rows of W per consumer warpgroup, one TMA box per half, an MMA width of 32, 64 or 128");
+  static_assert((kCluster == 1 || kCluster == 2 || kCluster == 4) && (kRowsW / kCluster) % 8 == 0,
+                "moe wgmma: clusters of 1, 2 or 4, each CTA's slice of W whole 8-row swizzle atoms");
   const MoeStageArgs& p = args.p;
   __shared__ int s_a_row[kBlockM];  // token row (stage 1) or slot (stage 2) of each column, -1 for padding
   __shared__ int s_slot[kBlockM];   // slot of each column, -1 for padding
   const int tid = static_cast<int>(thread_x());
   const int block = static_cast<int>(block_x());
   const int bm0 = block * kBlockM;
+  // NOTE: the padding is a multiple of kCluster x kBlockM, so a cluster's CTAs return together (or none does).
   if (bm0 >= *p.num_padded) return;  // the grid covers the worst-case padding; this block is unused
-  const int expert = p.expert_ids[block];
+  const int expert = p.expert_ids[block / kCluster];
   const int n0 = static_cast<int>(block_y()) * kRowsW;
   const int split = static_cast<int>(block_z());
   const int k_begin = split * p.k_per_split;
@@ -506,11 +513,13 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1 + 128);  // the TMA's expect_tx arrival and every producer thread's
-      mbar_init(&empty_bar[s], kConsumers);
+      mbar_init(&empty_bar[s], kConsumers * kCluster);  // every consumer of the cluster reads what it copies
     }
     fence_barrier_init();
   }
-  sync_block();
+  if constexpr (kCluster > 1) cluster_sync();  // every CTA's barriers exist before any multicast or remote arrive
+  else sync_block();
+  [[maybe_unused]] const u32 rank = kCluster > 1 ? cluster_ctaid_x() : 0u;
   if (wg == kConsumers) {
     const int pt = tid - kConsumers * 128;
     for (int i = 0; i < k_tiles; ++i) {
@@ -520,10 +529,18 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
       u8* const sw = base + s * kStageBytes;
       u8* const st = sw + kWBytes;
       if (pt == 0) {
-        mbar_arrive_expect_tx(&full_bar[s], kWBytes);
+        mbar_arrive_expect_tx(&full_bar[s], kWBytes);  // every CTA's slices land here
 #pragma unroll
-        for (int h = 0; h < kHalves; ++h)
-          tma_load_2d(sw + h * kRowsW * 128, &args.w, k0, expert * w_rows + h * p.n + n0, &full_bar[s]);
+        for (int h = 0; h < kHalves; ++h) {
+          if constexpr (kCluster > 1) {
+            constexpr int kSlice = kRowsW / kCluster;  // this CTA's rows of the tile, for the whole cluster
+            tma_load_2d_multicast(sw + (h * kRowsW + rank * kSlice) * 128, &args.w, k0,
+                                  expert * w_rows + h * p.n + n0 + rank * kSlice, &full_bar[s],
+                                  static_cast<u16>((1u << kCluster) - 1));
+          } else {
+            tma_load_2d(sw + h * kRowsW * 128, &args.w, k0, expert * w_rows + h * p.n + n0, &full_bar[s]);
+          }
+        }
       }
       if constexpr (kStage == 1) {
         // kBlockM rows x 8 chunks of 16 e4m3 bytes, chunk c of row r at chunk c ^ (r % 8) of its 128-byte row.
@@ -628,7 +645,16 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
 #pragma unroll
           for (int h = 0; h < kHalves; ++h) acc[h][j * 4 + e] += tmp[h][j * 4 + e] * (w_scale[h] * sa);
         }
-      if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // after the scale reads: the producer may refill it all
+      // After the scale reads: the producers may refill it all (with a cluster, each CTA's producer refills its
+      // slice of every CTA's stage, so the stage is released in all of them).
+      if (tid % 128 == 0) {
+        if constexpr (kCluster > 1) {
+#pragma unroll
+          for (u32 r = 0; r < kCluster; ++r) mbar_arrive_cluster(&empty_bar[s], r);
+        } else {
+          mbar_arrive(&empty_bar[s]);
+        }
+      }
     }
 #pragma unroll
     for (int j = 0; j < kBlockM / 8; ++j)
@@ -645,6 +671,8 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
         }
       }
   }
+  // A CTA stays until the cluster is done: the others still multicast into it and arrive on its barriers.
+  if constexpr (kCluster > 1) cluster_sync();
 #else
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); a portable body
   // compiles it everywhere: each thread computes its outputs directly.

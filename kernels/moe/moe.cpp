@@ -79,7 +79,7 @@ int Config::shared_bytes(int stage) const {
   const int ea = (stage == 1 && fp8(quant)) ? 1 : 2, eb = fp8(quant) ? 1 : 2;
   const int bn = stage == 1 ? block_n1 : block_n2;
   const int halves = stage == 1 ? 2 : 1;
-  if (math == Math::kWgmma) return stages * (halves * bn + ea * block_m) * 128 + 1024;
+  if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
   return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
 }
 
@@ -132,14 +132,19 @@ constexpr int kN1[] = {32, 64, 128};    // stage-1 columns of inter_dim (gate an
 constexpr int kN2[] = {64, 128};        // stage-2 columns of model_dim
 constexpr int kStages[] = {3, 4};      // mma; the portable path runs 2
 constexpr int kSplits[] = {1, 2, 4};    // stage-2 split of inter_dim
-// wgmma (sm_90a, e4m3fn): {block_m, rows of W per CTA in stage 1, in stage 2}, within a thread's registers
-// (why_unsupported counts them): block_m 128 needs more than a thread has in stage 1.
+// wgmma (sm_90a, e4m3fn): {block_m (the routing's padding), warp_m (a CTA's sorted rows, the MMA width),
+// rows of W per CTA in stage 1, in stage 2}, within a thread's registers (why_unsupported counts them): a CTA
+// of 128 rows needs more than a thread has in stage 1. block_m / warp_m CTAs form a cluster that reads each W
+// tile once from L2 and multicasts it: more tokens per W tile than one CTA's registers hold.
 struct WgmmaTile {
-  int block_m, n1, n2;
+  int block_m, warp_m, n1, n2;
 };
 constexpr WgmmaTile kWgmmaTiles[] = {
-  {  32,  64,  64 }, {  32, 128, 128 }, {  32, 128, 256 }, {  32, 256, 256 },
-  {  64,  64,  64 }, {  64,  64, 128 }, {  64, 128, 128 },
+  {  32, 32,  64,  64 }, {  32, 32, 128, 128 }, {  32, 32, 128, 256 }, {  32, 32, 256, 256 },
+  {  64, 64,  64,  64 }, {  64, 64,  64, 128 }, {  64, 64, 128, 128 },
+  // clusters of 2 and 4
+  {  64, 32, 128, 128 }, {  64, 32, 256, 256 }, { 128, 32, 128, 128 }, { 128, 32, 128, 256 },
+  { 128, 32, 256, 256 }, { 128, 64, 128, 128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 6};
 // clang-format on
@@ -167,7 +172,7 @@ std::vector<Config> enumerate() {
     if (q == Quant::kFp8)
       for (const WgmmaTile& t : kWgmmaTiles)
         for (int s : kWgmmaStages)
-          for (int sk : kSplits) out.push_back(Config{q, t.block_m, t.block_m, t.n1, t.n2, 128, s, Math::kWgmma, sk});
+          for (int sk : kSplits) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma, sk});
     // The portable path, a few shapes (it is what AMD targets run today).
     for (const MTile& t : {kMTiles[0], kMTiles[2]})
       for (int sk : {1, 2}) out.push_back(Config{q, t.block_m, t.warp_m, 64, 64, fp8(q) ? 128 : 64, 2, Math::kSimt, sk});
@@ -202,7 +207,9 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (c.math == Math::kWgmma) {
     if (!t.nvidia || t.arch != "sm_90a") return "wgmma and TMA exist only on sm_90a (target " + t.arch + ")";
     if (c.quant != Quant::kFp8) return "the wgmma stages take e4m3fn weights";
-    if (c.block_m != 32 && c.block_m != 64 && c.block_m != 128) return "wgmma: block_m (the MMA width) 32, 64 or 128";
+    if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128) return "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
+    if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
+      return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";
     if (c.block_n1 % 64 || c.block_n2 % 64 || c.block_n1 > 256 || c.block_n2 > 256)
       return "wgmma: rows of W per CTA in 64-row warpgroups, at most 256";
     if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
@@ -210,12 +217,12 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     // A consumer thread holds, besides ~32 registers of addresses and indices: stage 1, an accumulator and a
     // K block's product per half (2 x block_m); stage 2, those of one half and 32 of W fragments.
     for (int stage : {1, 2}) {
-      const int need = (stage == 1 ? 2 * c.block_m : c.block_m + 32) + 32;
+      const int need = (stage == 1 ? 2 * c.warp_m : c.warp_m + 32) + 32;
       if (need > std::min(255, 65536 / c.threads(stage)))
         return "wgmma: stage " + std::to_string(stage) + " needs about " + std::to_string(need) + " registers a thread, " +
                std::to_string(c.threads(stage)) + " threads have " + std::to_string(std::min(255, 65536 / c.threads(stage)));
       // Static shared memory besides the stages: barriers, the tile's rows, stage 1's token scales per stage.
-      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + 2 * c.block_m * 4 + (stage == 1 ? c.stages * c.block_m * 4 : 0);
+      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + 2 * c.warp_m * 4 + (stage == 1 ? c.stages * c.warp_m * 4 : 0);
       if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
         return "wgmma: stage " + std::to_string(stage) + " needs " + std::to_string(total) + " B of shared memory, target has " +
                std::to_string(t.max_smem_per_block);
@@ -281,8 +288,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
     if (c.math == Math::kWgmma) {
       add("moe_gemm.h",
-          "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.block_m) + ", " + std::to_string(bn) +
-              ", " + std::to_string(c.stages) + ", " + index + ">",
+          "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
+              ", " + std::to_string(c.stages) + ", " + std::to_string(c.cluster()) + ", " + index + ">",
           "const tt::MoeStageTmaArgs");
       continue;
     }

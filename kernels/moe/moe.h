@@ -62,7 +62,8 @@ struct Problem {
 
 /// Portable FMA, mma.sync (bf16 tensor cores; FP8 operands decoded to bf16 per fragment), or (sm_90a, e4m3fn)
 /// wgmma: weights by TMA decoded into register fragments, a consumer warpgroup per 64 rows of W
-/// (tt::moe_stage_wgmma; block_n1 / block_n2 are its rows of W per CTA, warp_m is block_m).
+/// (tt::moe_stage_wgmma; block_n1 / block_n2 are its rows of W per CTA, warp_m its sorted rows, the MMA width;
+/// block_m / warp_m CTAs form a cluster that shares each W tile by multicast).
 enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2 };
 
 struct Config {
@@ -78,6 +79,8 @@ struct Config {
 
   static constexpr int kWarps = 4;
   int warps_m() const { return block_m / warp_m; }
+  /// wgmma: CTAs per cluster along the sorted rows (block_m is the routing's padding, warp_m a CTA's rows).
+  int cluster() const { return math == Math::kWgmma ? block_m / warp_m : 1; }
   int warps_n() const { return kWarps / warps_m(); }
   /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
   int threads(int stage = 1) const {

@@ -277,14 +277,16 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   const bool tma = c.math == Math::kWgmma;
   if (tma) {
     t1.p = s1;
-    t1.w = tensor_map_2d(w1_.get(), 1, p_.model_dim, p_.experts * 2 * p_.inter_dim, p_.model_dim, 128, c.block_n1);
+    t1.w = tensor_map_2d(w1_.get(), 1, p_.model_dim, p_.experts * 2 * p_.inter_dim, p_.model_dim, 128,
+                         c.block_n1 / c.cluster());
   }
   {
     void* params[] = {tma ? static_cast<void*>(&t1) : static_cast<void*>(&s1)};
     LaunchDims d;
     d.grid[0] = static_cast<unsigned>(ceil_div(p_.inter_dim, c.block_n1));
-    d.grid[1] = blocks;
+    d.grid[1] = blocks * static_cast<unsigned>(c.cluster());
     if (tma) std::swap(d.grid[0], d.grid[1]);  // sorted blocks fastest: one expert's blocks share each W tile in L2
+    d.cluster[0] = static_cast<unsigned>(c.cluster());  // along the sorted rows: one expert per cluster
     d.block[0] = static_cast<unsigned>(c.threads(1));
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(1));
     tunetab::launch(*pipeline[pl.stage1], d, s, params);
@@ -300,15 +302,17 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   s2.k_per_split = static_cast<int>(k_per_split(p_, c));
   if (tma) {
     t2.p = s2;
-    t2.w = tensor_map_2d(w2_.get(), 1, p_.inter_dim, p_.experts * p_.model_dim, p_.inter_dim, 128, c.block_n2);
+    t2.w = tensor_map_2d(w2_.get(), 1, p_.inter_dim, p_.experts * p_.model_dim, p_.inter_dim, 128,
+                         c.block_n2 / c.cluster());
   }
   {
     void* params[] = {tma ? static_cast<void*>(&t2) : static_cast<void*>(&s2)};
     LaunchDims d;
     d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, c.block_n2));
-    d.grid[1] = blocks;
+    d.grid[1] = blocks * static_cast<unsigned>(c.cluster());
     if (tma) std::swap(d.grid[0], d.grid[1]);
     d.grid[2] = static_cast<unsigned>(c.split_k);
+    d.cluster[0] = static_cast<unsigned>(c.cluster());
     d.block[0] = static_cast<unsigned>(c.threads(2));
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(2));
     tunetab::launch(*pipeline[pl.stage2], d, s, params);

@@ -255,8 +255,8 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_EQ(c.shared_bytes(2), 4 * (256 + 2 * 32) * 128 + 1024);
   const auto k = moe::kernels(c, 32);
   ASSERT_EQ(k.size(), 5u);
-  EXPECT_EQ(k[2].name_expression, "tt::moe_stage_wgmma<1, 32, 128, 4, int>");
-  EXPECT_EQ(k[3].name_expression, "tt::moe_stage_wgmma<2, 32, 256, 4, int>");
+  EXPECT_EQ(k[2].name_expression, "tt::moe_stage_wgmma<1, 32, 128, 4, 1, int>");
+  EXPECT_EQ(k[3].name_expression, "tt::moe_stage_wgmma<2, 32, 256, 4, 1, int>");
   EXPECT_EQ(k[3].parameters, "const tt::MoeStageTmaArgs");
   Target sm90 = Target::from_arch("sm_90a");
   sm90.cu_count = 132;
@@ -277,7 +277,20 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   auto wide = c;
   wide.block_m = 96;
   wide.warp_m = 96;
-  EXPECT_NE(why(glm(336), wide, sm90).find("block_m"), std::string::npos);
+  EXPECT_NE(why(glm(336), wide, sm90).find("warp_m"), std::string::npos);
+  // Clusters: block_m (the routing's padding) is 2 or 4 CTAs of warp_m rows (each multicasts a slice of the W
+  // tile, 16 rows or more); registers and shared memory count a CTA's rows.
+  const auto cl = moe::Config::from_name("fp8_m128w32_n256x256_k128_s3_wgmma_sk1");
+  EXPECT_EQ(cl.cluster(), 4);
+  EXPECT_EQ(c.cluster(), 1);
+  EXPECT_EQ(why(glm(336), cl, sm90), "");
+  EXPECT_EQ(cl.shared_bytes(1), 3 * (2 * 256 + 32) * 128 + 1024);
+  const auto kc = moe::kernels(cl, 32);
+  EXPECT_EQ(kc[2].name_expression, "tt::moe_stage_wgmma<1, 32, 256, 3, 4, int>");
+  auto three = cl;
+  three.block_m = 96;
+  EXPECT_NE(why(glm(336), three, sm90).find("cluster"), std::string::npos);
+  EXPECT_EQ(why(glm(336), moe::Config::from_name("fp8_m128w32_n64x64_k128_s3_wgmma_sk1"), sm90), "");
   // Every FP8 key M of the profile has wgmma configs; bf16 has none.
   for (std::int64_t m : {1, 16, 336, 4096}) {
     int fp8 = 0, bf16 = 0;
