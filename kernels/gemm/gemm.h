@@ -161,6 +161,10 @@ struct Tolerance {
   double max_rel_l2 = 5e-3;
   double mag_rel = 0;         // slack as a fraction of each element's magnitude sum (compare's `mag`)
 };
+/// compare()'s per-element slack for a reference value `ref` (and its magnitude sum `mag`, 0 without one).
+inline double element_slack(double atol, double rtol, double ref, double mag_rel, double mag) {
+  return atol + rtol * (ref < 0 ? -ref : ref) + mag_rel * mag;
+}
 /// A tolerance spec (kernels/tolerance.h) as compare() takes it.
 template <typename Spec>
 Tolerance tolerance_of(const Spec& s) {

@@ -95,7 +95,7 @@ Comparison compare(const std::uint16_t* out, const float* ref, std::size_t count
     const double d = std::fabs(static_cast<double>(o) - ref[i]);
     diff_sq += d * d;
     max_abs = std::max(max_abs, d);
-    if (d > atol + tol.rtol * std::fabs(ref[i]) + (mag ? tol.mag_rel * mag[i] : 0.0)) {
+    if (d > element_slack(atol, tol.rtol, ref[i], tol.mag_rel, mag ? mag[i] : 0.0)) {
       ++bad;
       first_bad = std::min(first_bad, i);
     }

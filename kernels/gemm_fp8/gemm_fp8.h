@@ -135,6 +135,8 @@ class Workload {
   const std::vector<float>& reference();
   /// Each element's sum |a_k b_k| at the capacity (the tolerance's mag_rel term), computed once and cached.
   const std::vector<float>& magnitude();
+  /// The current M's output against the reference's prefix with `tol` and the magnitudes: the tuner's rule.
+  Comparison compare_output(const std::vector<std::uint16_t>& out, const Tolerance& tol);
   const Operands& operands() const { return ops_; }
 
  private:

@@ -263,6 +263,10 @@ const std::vector<float>& Workload::reference() {
   return ref_;
 }
 
+Comparison Workload::compare_output(const std::vector<std::uint16_t>& out, const Tolerance& tol) {
+  return gemm::compare(out.data(), reference().data(), out.size(), tol, magnitude().data());
+}
+
 const std::vector<float>& Workload::magnitude() {
   if (mag_.empty()) {
     Problem cap = p_;

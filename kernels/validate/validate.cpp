@@ -55,7 +55,7 @@ Partial host_partial(const std::uint16_t* out, const float* ref, std::size_t cou
     const double d = std::fabs(static_cast<double>(gemm::bf16_to_float(out[i])) - r);
     p.diff_sq += d * d;
     p.max_abs = std::max(p.max_abs, d);
-    if (d > atol + rtol * std::fabs(r) + (mag ? mag_rel * mag[i] : 0.0)) {
+    if (d > gemm::element_slack(atol, rtol, r, mag_rel, mag ? mag[i] : 0.0)) {
       ++p.bad;
       if (p.first_bad < 0) p.first_bad = static_cast<std::int64_t>(i);
     }

@@ -52,7 +52,7 @@ class GemmFp8Gpu : public ::testing::Test {
       EXPECT_TRUE(s.synchronize_for(10000)) << p.key() << " " << c.name();
       const auto v = w.guard_violation();
       EXPECT_FALSE(v) << p.key() << " " << c.name() << ": " << *v;
-      cmp[launch] = gemm_fp8::compare(w.download_output(), w.reference(), gemm_fp8::tolerance(p.in));
+      cmp[launch] = w.compare_output(w.download_output(), gemm_fp8::tolerance(p.in));
     }
     EXPECT_EQ(cmp[0].passed, cmp[1].passed) << "result changed between launches: a race or a stale counter";
     return cmp[1].passed ? cmp[0] : cmp[1];
@@ -188,7 +188,7 @@ TEST_F(GemmFp8Gpu, OneAllocationServesEverySmallerM) {
       EXPECT_FALSE(v) << "M=" << m << " " << cfg.name() << ": " << *v;
       const auto out = w.download_output();
       ASSERT_EQ(out.size(), static_cast<std::size_t>(m * p.n));
-      const auto cmp = gemm_fp8::compare(out.data(), w.reference().data(), out.size(), gemm_fp8::tolerance(p.in));
+      const auto cmp = w.compare_output(out, gemm_fp8::tolerance(p.in));
       EXPECT_TRUE(cmp.passed) << "M=" << m << " " << cfg.name() << ": " << cmp.summary();
     }
   }
@@ -220,7 +220,7 @@ TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
       w.poison_output();
       w.launch(c, pipeline, 0, s);
       s.synchronize();
-      const auto cmp = gemm_fp8::compare(w.download_output(), w.reference(), gemm_fp8::tolerance(p.in));
+      const auto cmp = w.compare_output(w.download_output(), gemm_fp8::tolerance(p.in));
       EXPECT_TRUE(cmp.passed) << name << ": " << cmp.summary();
       const auto st = time_launches([&](int i) { w.launch(c, pipeline, i % w.sets(), s); }, s, TimingPlan{});
       std::printf("TIME %s %s median_us=%.2f min_us=%.2f spread=%.3f\n", p.key().c_str(), name.c_str(), st.median_us,

@@ -42,8 +42,7 @@ struct GemmFp8Traits {
     return std::make_unique<Workload>(p, seed, sets, ws);
   }
   static gemm::Comparison compare(Workload& w, const ToleranceSpec& t) {
-    const auto out = w.download_output();
-    return gemm::compare(out.data(), w.reference().data(), out.size(), gemm::tolerance_of(t), w.magnitude().data());
+    return w.compare_output(w.download_output(), gemm::tolerance_of(t));
   }
 };
 
