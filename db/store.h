@@ -101,7 +101,8 @@ class Store {
   void put_coverage(const CoverageRecord& c, const std::string& version);
   std::optional<CoverageRecord> find_coverage(std::int64_t device_id, std::int64_t problem_id, std::int64_t config_id,
                                               const std::string& version, const std::string& domain);
-  /// Per (device, problem) of a family, the result whose coverage passed most recently: the row export takes.
+  /// Per (device, problem) of a family, the result whose coverage passed most recently on the code that result
+  /// judged (equal code keys): the row export takes.
   std::vector<BestRow> covered_results(const std::string& family);
   std::string config_name(std::int64_t config_id);
   /// Counts of coverage records by disposition.

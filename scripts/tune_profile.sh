@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One bounded call of `tunetab tune --profile` on the GPU machine, resumable across calls (each call of the
 # device tool gets at most 10 minutes and may start on a fresh machine): the database travels as
-# $BIN/<name>.db.gz and comes back in $OUT beside the log and the exported tables (a tar of the export
-# folder, tables and certificates). Put the returned <name>.db.gz into .carry/ and call again until the
-# log ends with rc=0.
+# runs/<name>.db.gz, committed (a session's untracked files do not outlive it), and comes back in $OUT beside
+# the log and the exported tables (a tar of the export folder, tables and certificates). Copy the returned
+# <name>.db.gz over runs/<name>.db.gz, commit it, and call again until the log ends with rc=0. A database
+# left in build/ by the previous call on a still-warm machine is taken first.
 #   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ out=${OUT:-out}
 budget=${BUDGET_S:-540}
 mkdir -p "$out" build
 db=build/$name.db
-if [ ! -f "$db" ] && [ -f "$bin/$name.db.gz" ]; then gunzip -c "$bin/$name.db.gz" > "$db"; fi
+if [ ! -f "$db" ] && [ -f "runs/$name.db.gz" ]; then gunzip -c "runs/$name.db.gz" > "$db"; fi
 start=$(date +%s)
 timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-dir "build/$name" --no-progress \
   > "$out/$name.tune.log" 2>&1

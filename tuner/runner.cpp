@@ -168,6 +168,37 @@ struct Compiled {
   }
 };
 
+/// The code objects' keys as stored with a result and its coverage (a pipeline's in order, joined by '+').
+std::string code_keys(const std::vector<const db::CodeObjectRecord*>& codes) {
+  std::string out;
+  for (const auto* c : codes) out += (out.empty() ? "" : "+") + c->key_hash;
+  return out;
+}
+
+/// The keys of the code a planned candidate runs now ("" when it is unsupported): a stored verdict stands
+/// only for the code it judged, so a result or coverage record with other keys (a template, an embedded
+/// header, a flag or the compiler changed since) is judged again.
+std::map<std::string, std::string> current_code_keys(const FamilyOps& ops, const std::vector<Candidate>& plan,
+                                                     Compiled& compiled) {
+  std::map<std::string, std::string> out;
+  for (const Candidate& c : plan) {
+    const db::CodeObjectRecord* failed = nullptr;
+    out[c.config] = c.unsupported ? "" : code_keys(compiled.codes(ops, c.config, c.index_bits, &failed));
+  }
+  return out;
+}
+
+/// The stored passing results of a row that judged the code its candidates run now, fastest first.
+std::vector<db::ResultRecord> current_passed(db::Store& store, std::int64_t device_id, std::int64_t problem_id,
+                                             const std::string& version, const std::map<std::string, std::string>& keys) {
+  std::vector<db::ResultRecord> out;
+  for (auto& r : store.passed_results(device_id, problem_id, version)) {
+    const auto it = keys.find(store.config_name(r.config_id));
+    if (it != keys.end() && it->second == r.code_key) out.push_back(std::move(r));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<KernelSource> needed_sources(const FamilyOps& ops, const std::vector<Json>& problems, const std::string& arch,
@@ -295,6 +326,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       sum.device = facts.name;
       const int sets = rotating_sets_for(static_cast<std::int64_t>(ops.min_bytes(p)), facts.l2_bytes);
       const std::uint64_t seed = opt.seed + pi;
+      const auto keys = current_code_keys(ops, plans[pi], compiled);
       // One case per problem in the worker, sized for the largest workspace of any candidate.
       std::size_t ws_max = 0;
       for (const auto& c : plans[pi])
@@ -308,6 +340,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         const std::int64_t config_id = store.upsert_config(ops.family(), cand.config, ops.config_json(cand.config).dump());
         auto done = store.find_result(device_id, problem_id, config_id, version);
         if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
+        if (done && done->code_key != keys.at(cand.config)) done.reset();  // judged on other code
         if (done) {  // resume; quarantine
           ++sum.dispositions[db::to_string(done->disposition)];
           sum.config_dispositions[cand.config] = db::to_string(done->disposition) + ": " + done->detail;
@@ -332,14 +365,12 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         } else {
           const db::CodeObjectRecord* failed = nullptr;
           const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
-          r.code_key = codes.front()->key_hash;
           // NOTE: a pipeline (fused MoE) is known by all of its code objects: they share the routing kernel.
-          std::string pipeline_key;
-          for (const auto* c : codes) pipeline_key += c->key_hash + "+";
+          r.code_key = code_keys(codes);
           if (failed) {
             r.disposition = Disposition::kCompileFailed;
             r.detail = "compile error in `" + failed->name_expression + "`: " + failed->log.substr(0, 4000);
-          } else if (auto h = hung_code.find(pipeline_key); h != hung_code.end()) {
+          } else if (auto h = hung_code.find(r.code_key); h != hung_code.end()) {
             ++sum.dispositions["skipped"];
             sum.config_dispositions[cand.config] = "skipped: its code object hung on " + h->second + " in this run";
             return;
@@ -356,7 +387,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
             store.put_result(r, version);
             ++sum.dispositions[db::to_string(r.disposition)];
             sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
-            if (r.disposition == Disposition::kTimedOut) hung_code.emplace(pipeline_key, sum.key);
+            if (r.disposition == Disposition::kTimedOut) hung_code.emplace(r.code_key, sum.key);
             end_if_context_lost(ex, reply);
             if (r.disposition == Disposition::kPassed) {
               screened_ids.push_back(config_id);
@@ -454,7 +485,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         store.put_result(*r, version);
         end_if_context_lost(ex, reply);
       }
-      const auto passed = store.passed_results(device_id, problem_id, version);  // fastest first
+      const auto passed = current_passed(store, device_id, problem_id, version, keys);  // fastest first
       const db::ResultRecord* best = nullptr;
       for (const auto& r : passed)
         if (r.timing_phase == "final" && (!best || *r.median_us < *best->median_us)) best = &r;
@@ -485,7 +516,8 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         const auto ranges = domain.ranges(ops, p);
         const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
         const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
-        auto passed = store.passed_results(device_id, problem_id, version);
+        const auto keys = current_code_keys(ops, plans[pi], compiled);
+        auto passed = current_passed(store, device_id, problem_id, version, keys);
         std::stable_sort(passed.begin(), passed.end(), [](const db::ResultRecord& a, const db::ResultRecord& b) {
           return (a.timing_phase == "final") > (b.timing_phase == "final");
         });
@@ -493,6 +525,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           const std::string config = store.config_name(r.config_id);
           auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom);
           if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
+          if (done && done->code_key != r.code_key) done.reset();  // judged on other code
           if (done) {
             if (done->disposition == Disposition::kPassed) {
               sum.covered_config = config;
@@ -524,17 +557,13 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           const std::vector<std::int64_t> ms = set.all();
           const db::CodeObjectRecord* failed = nullptr;
           const auto codes = compiled.codes(ops, config, r.index_bits, &failed);
+          cr.code_key = code_keys(codes);
           if (codes.size() == 1) {
-            cr.code_key = codes.front()->key_hash;
             cr.code_hash = safety::code_hash(*codes.front());
           } else {
-            // NOTE: a pipeline (fused MoE): every code object's key, and one hash over all of them in order.
+            // NOTE: a pipeline (fused MoE): one hash over all of its code objects in order.
             std::string hashes;
-            for (const auto* c : codes) {
-              if (!cr.code_key.empty()) cr.code_key += "+";
-              cr.code_key += c->key_hash;
-              hashes += safety::code_hash(*c);
-            }
+            for (const auto* c : codes) hashes += safety::code_hash(*c);
             cr.code_hash = hash_hex(hashes);
           }
           const int proven = ops.proven_index_bits(p, config, proof_m);

@@ -2,6 +2,7 @@
 // its disposition while the run carries on, the good candidates still give a complete certified table,
 // a rerun retries nothing, `verify` re-validates the table, and one allocation serves every smaller M.
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <fstream>
@@ -98,6 +99,27 @@ TEST(SafetyGpu, PlantedFaultsAreCaughtWhileTheRunCompletesAndTheTableIsCertified
   tune(ops, problems, opt, store);
   EXPECT_EQ(store.disposition_counts(), before);
   EXPECT_EQ(store.coverage_counts(), coverage_before);
+
+  // A stored verdict stands only for the code it judged: with the covered config's stored keys changed (as
+  // after a template edit), a rerun judges it again, and its coverage, and exports it only then.
+  auto count = [&](const std::string& sql) {
+    sqlite3_stmt* st = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
+    const std::int64_t n = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return n;
+  };
+  const std::string covered = "(SELECT id FROM configs WHERE name = '" + ragged.covered_config + "')";
+  for (const char* table : {"results", "coverage"}) {
+    const std::string sql = std::string("UPDATE ") + table + " SET code_key = 'stale' WHERE config_id = " + covered;
+    ASSERT_EQ(sqlite3_exec(store.handle(), sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  }
+  EXPECT_LT(store.covered_results(kPlantedFamily).size(), 2u);  // stale coverage admits no row
+  tune(ops, problems, opt, store);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM results WHERE code_key = 'stale'"), 0);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM coverage WHERE code_key = 'stale'"), 0);
+  EXPECT_EQ(count("SELECT COUNT(*) FROM results WHERE config_id = " + covered + " AND run_id = (SELECT MAX(id) FROM runs)"), 2);
+  EXPECT_EQ(store.covered_results(kPlantedFamily).size(), 2u);
 
   // verify re-runs the certificate's validation on this device.
   safety::VerifyOptions v;

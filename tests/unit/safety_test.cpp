@@ -299,10 +299,11 @@ TEST(CoverageStore, CoveredResultsAreTheRowsExportTakes) {
     r.tolerance = kToleranceBf16.to_json().dump();
     r.proof_m = 16;
     r.index_bits = 32;
+    r.code_key = "k";
     s.put_result(r, "v");
   }
   EXPECT_TRUE(s.covered_results("gemm_bf16").empty());  // nothing passed coverage yet: nothing to export
-  auto cover = [&](std::int64_t cfg, db::Disposition d) {
+  auto cover = [&](std::int64_t cfg, db::Disposition d, const std::string& code_key = "k") {
     db::CoverageRecord c;
     c.run_id = run;
     c.device_id = dev;
@@ -319,12 +320,14 @@ TEST(CoverageStore, CoveredResultsAreTheRowsExportTakes) {
     c.proof_m = 16;
     c.index_bounds = "[]";
     c.tolerance = kToleranceBf16.to_json().dump();
-    c.code_key = "k";
+    c.code_key = code_key;
     c.code_hash = "h";
     s.put_coverage(c, "v");
   };
   cover(cfgs[0], db::Disposition::kOutOfBounds);  // the fastest fails coverage: the next-best is taken
   cover(cfgs[1], db::Disposition::kPassed);
+  // A later pass on other code than the result judged (the template changed between them) admits nothing.
+  cover(cfgs[2], db::Disposition::kPassed, "stale");
   const auto rows = s.covered_results("gemm_bf16");
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_EQ(rows[0].config_name, "mid");
@@ -336,7 +339,7 @@ TEST(CoverageStore, CoveredResultsAreTheRowsExportTakes) {
   EXPECT_EQ(failed->disposition, db::Disposition::kOutOfBounds);
   EXPECT_EQ(failed->failed_m, 13);
   EXPECT_FALSE(s.find_coverage(dev, prob, cfgs[0], "v", "d2"));  // another domain is validated afresh
-  EXPECT_EQ(s.coverage_counts(), (std::vector<std::pair<std::string, std::int64_t>>{{"out_of_bounds", 1}, {"passed", 1}}));
+  EXPECT_EQ(s.coverage_counts(), (std::vector<std::pair<std::string, std::int64_t>>{{"out_of_bounds", 1}, {"passed", 2}}));
 }
 
 namespace {
@@ -491,6 +494,7 @@ TEST(Certify, ExportedRowsAreCheckedAgainstTheMsTheTableServes) {
     r.median_us = 5;
     r.index_bits = 32;
     r.tolerance = kToleranceBf16.to_json().dump();
+    r.code_key = "k";
     s.put_result(r, TUNETAB_VERSION);
     db::CoverageRecord c;
     c.run_id = run;

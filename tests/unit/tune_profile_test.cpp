@@ -203,6 +203,7 @@ TEST(ExportPlan, ASyntheticStoreExportsAllFourFormatsWithCertificatesAndNoGaps) 
       r.index_bits = 32;
       r.timing_phase = "final";
       r.tolerance = ops.tolerance(p).to_json().dump();
+      r.code_key = "k";
       s.put_result(r, TUNETAB_VERSION);
       db::CoverageRecord c;
       c.run_id = run;
