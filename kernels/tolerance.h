@@ -44,11 +44,15 @@ inline const ToleranceSpec kToleranceFp8Block128 {"fp8_block128",  1.0 / 64,  2e
 /// one bf16 ulp (2^-8), and the second GEMM carries that into the output. On the H200 the bf16 MoE configs
 /// matched the reference at rel_l2 1.7e-3 but had 6e-5..1.8e-4 of elements just outside bf16's per-element bound.
 inline const ToleranceSpec kToleranceBf16TwoStage {"bf16_2stage",   1.0 / 64,  4e-3, 5e-3};
-/// An FP8 pipeline with a bf16 intermediate (fused MoE per-1x128): both of the above. Where stage 1 runs on the
-/// fp8 MMA (sm_90a wgmma) its reduced-precision sums move more intermediates across a bf16 rounding boundary
-/// than exact fp32 sums do: on the H200 the wgmma stages matched at rel_l2 1.9e-3 (bf16 rounding level) with
-/// 3e-4..1e-3 of the elements just outside fp8_block128's per-element bound (max_abs 2e-3).
-inline const ToleranceSpec kToleranceFp8TwoStage {"fp8_block128_2stage", 1.0 / 64, 4e-3, 1e-2};
+/// An FP8 pipeline with a bf16 intermediate (fused MoE per-1x128): both of the above, and the noise of stage 1's
+/// fp8 MMA sums (sm_90a wgmma, ~14 bits per K block), which stage 2 spreads over every output element whatever
+/// its value. In the H200 profile tune (GLM-5 EP8 shape, 25M output elements at M 4096) the exact-sum configs
+/// (`mma`) matched at rel_l2 1.66e-3 and the wgmma ones at 1.86e-3 at every M: an added noise of
+/// sqrt(1.86^2 - 1.66^2)e-3 = 8.4e-4 RMS(ref), identical bit for bit across every wgmma tile and cluster (the
+/// same sums in the same order). Its tails, 6 sigma = 5e-3 RMS over 25M elements, put 2..6 elements whose value
+/// is near 0 past atol 4e-3 RMS (max_abs 2.1e-3, no more than the exact configs' 2.0e-3). atol 1e-2 RMS is 12
+/// sigma of that noise; a wrong expert, token, weight, K block or tile edge is off by 10-35% of RMS(ref).
+inline const ToleranceSpec kToleranceFp8TwoStage {"fp8_block128_2stage", 1.0 / 64, 1e-2, 1e-2};
 /// fp8 with per-token / per-channel scales: the same operand exactness, one scale per row.
 inline const ToleranceSpec kToleranceFp8PerToken {"fp8_per_token", 1.0 / 64,  2e-3, 1e-2};
 // clang-format on

@@ -310,6 +310,120 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
     for (std::size_t pi = 0; pi < problems.size(); ++pi)
       if ((!tiered || opt.anchor_ms.count(ops.m_of(problems[pi]))) == (anchors_pass == 1)) order.push_back(pi);
 
+  // 3. Coverage, run for each row once it is timed: the row's fastest passing candidate (final timings first)
+  //    on every M it serves; the next-best when it fails. Failures are stored and never retried for the same
+  //    domain.
+  Target unpruned = target;
+  unpruned.cu_count = 0;  // NOTE: split-K's occupancy pruning is about speed, not correctness
+  auto cover = [&](std::size_t pi, ProblemSummary& sum) {
+    const Json& p = problems[pi];
+    sum.covered_config.clear();
+    sum.covered_ms = 0;
+    sum.coverage_failures.clear();
+    const std::int64_t problem_id = store.upsert_problem(ops.family(), ops.key(p), p.dump());
+    const auto ranges = domain.ranges(ops, p);
+    const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
+    const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
+    const auto keys = current_code_keys(ops, plans[pi], compiled);
+    auto passed = current_passed(store, device_id, problem_id, version, keys);
+    std::stable_sort(passed.begin(), passed.end(), [](const db::ResultRecord& a, const db::ResultRecord& b) {
+      return (a.timing_phase == "final") > (b.timing_phase == "final");
+    });
+    for (const auto& r : passed) {
+      const std::string config = store.config_name(r.config_id);
+      auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom);
+      if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
+      if (done && done->code_key != r.code_key) done.reset();  // judged on other code
+      if (done) {
+        if (done->disposition == Disposition::kPassed) {
+          sum.covered_config = config;
+          sum.covered_ms = done->ms_checked;
+          break;
+        }
+        sum.coverage_failures.push_back(config + ": " + db::to_string(done->disposition) + ": " + done->detail);
+        continue;
+      }
+      db::CoverageRecord cr;
+      cr.run_id = run_id;
+      cr.device_id = device_id;
+      cr.problem_id = problem_id;
+      cr.config_id = r.config_id;
+      cr.domain = dom;
+      cr.served = safety::ranges_json(ranges).dump();
+      cr.every_m_limit = opt.every_m_limit;
+      cr.index_bits = r.index_bits;
+      cr.proof_m = proof_m;
+      Json bounds = Json::array();
+      for (const auto& b : ops.index_bounds(ops.with_m(p, proof_m), config))
+        bounds.push_back({{"buffer", b.buffer}, {"max_offset", b.max_offset}});
+      cr.index_bounds = bounds.dump();
+      cr.tolerance = ops.tolerance(p).to_json().dump();
+      const auto widths = safety::row_widths(ops.index_bounds(ops.with_m(p, 1), config),
+                                             ops.index_bounds(ops.with_m(p, 2), config));
+      const safety::CoverageSet set = safety::coverage_ms(ranges, opt.every_m_limit, widths);
+      cr.sampled = Json(set.sampled).dump();
+      const std::vector<std::int64_t> ms = set.all();
+      const db::CodeObjectRecord* failed = nullptr;
+      const auto codes = compiled.codes(ops, config, r.index_bits, &failed);
+      cr.code_key = code_keys(codes);
+      if (codes.size() == 1) {
+        cr.code_hash = safety::code_hash(*codes.front());
+      } else {
+        // NOTE: a pipeline (fused MoE): one hash over all of its code objects in order.
+        std::string hashes;
+        for (const auto* c : codes) hashes += safety::code_hash(*c);
+        cr.code_hash = hash_hex(hashes);
+      }
+      const int proven = ops.proven_index_bits(p, config, proof_m);
+      std::optional<std::string> unsupported_at;
+      for (std::int64_t mm : ms)
+        if (auto why = ops.why_unsupported(ops.with_m(p, mm), config, unpruned)) {
+          unsupported_at = "M=" + std::to_string(mm) + ": " + *why;
+          cr.failed_m = mm;
+          break;
+        }
+      if (proven > r.index_bits) {
+        cr.disposition = Disposition::kNotSupported;
+        cr.detail = "index proof: offsets reach 2^31 at M=" + std::to_string(proof_m) + " but the " +
+                    std::to_string(r.index_bits) + "-bit instance ran";
+      } else if (unsupported_at) {
+        cr.disposition = Disposition::kNotSupported;
+        cr.detail = *unsupported_at;
+      } else if (failed) {
+        cr.disposition = Disposition::kCompileFailed;
+        cr.detail = failed->log.substr(0, 4000);
+      } else {
+        const std::int64_t capacity = *std::max_element(ms.begin(), ms.end());
+        const int sets = 1;
+        const Json req = safety::check_request(ops, p, capacity, opt.seed + 7919 * (pi + 1), sets,
+                                               ops.workspace_bytes(ops.with_m(p, capacity), config), config, codes,
+                                               ms, opt.launch_timeout_ms, nullptr);
+        if (opt.progress)
+          std::fprintf(stderr, "coverage %s: %s on %zu Ms (%lld..%lld)\n", ops.key(p).c_str(), config.c_str(), ms.size(),
+                       static_cast<long long>(ms.front()), static_cast<long long>(capacity));
+        const Json reply = ex.check(req, safety::check_deadline_ms(ms.size(), opt.launch_timeout_ms, false));
+        cr.disposition = db::disposition_from_string(reply.at("disposition"));
+        cr.detail = reply.value("detail", std::string());
+        cr.ms_checked = reply.value("checked", std::int64_t{0});
+        if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
+        cr.rel_l2 = opt_number(reply, "rel_l2");
+        cr.max_abs = opt_number(reply, "max_abs");
+        cr.err_ratio = opt_number(reply, "err_ratio");
+        store.put_coverage(cr, version);
+        end_if_context_lost(ex, reply);
+        if (cr.disposition == Disposition::kPassed) {
+          sum.covered_config = config;
+          sum.covered_ms = cr.ms_checked;
+          break;
+        }
+        sum.coverage_failures.push_back(config + ": " + db::to_string(cr.disposition) + ": " + cr.detail);
+        continue;
+      }
+      store.put_coverage(cr, version);
+      sum.coverage_failures.push_back(config + ": " + db::to_string(cr.disposition) + ": " + cr.detail);
+    }
+  };
+
   std::vector<ProblemSummary> summaries(problems.size());
   // A code object that hung once is not launched again in this run (it costs a whole timeout each time, and
   // split-K variants and other rows share it); its other candidates are left unstored, so a rerun retries them.
@@ -449,9 +563,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         run_candidate(*cand);
       }
       progress.done();
-      if (screened.empty() && !rest.empty()) {
-        // NOTE: none of the anchors' best passes here: this row gets the rest of the space after all.
-        sum.search += "; none passed, so the remaining " + std::to_string(rest.size()) + " were swept";
+      // NOTE: none of the anchors' best passes here (or passes coverage): this row gets the rest of the space.
+      auto sweep_rest = [&](const std::string& why) {
+        sum.search += "; " + why + ", so the remaining " + std::to_string(rest.size()) + " were swept";
         Progress more("tune " + sum.key + " (rest)", rest.size(), opt.progress);
         for (const Candidate* cand : rest) {
           more.tick();
@@ -459,162 +573,61 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         }
         more.done();
         rest.clear();
+      };
+      if (screened.empty() && !rest.empty()) sweep_rest("none passed");
+
+      for (bool again = true; again;) {
+        // Final phase: re-time the fastest few carefully. A rerun never re-measures a finished one: it times
+        // those of the fastest few (by their stored times) still without a final time, which a kill cut
+        // short or a grown config space added.
+        for (std::size_t idx : fastest(screened_us, std::min(opt.final_top, screened.size()))) {
+          auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
+          if (r && r->timing_phase == "final") continue;
+          const Candidate& cand = *screened[idx];
+          const db::CodeObjectRecord* failed = nullptr;
+          const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
+          const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {}, opt.launch_timeout_ms,
+                                                 safety::timing_request(opt.final, m));
+          const Json reply = ex.check(req, safety::check_deadline_ms(0, opt.launch_timeout_ms, true));
+          r->run_id = run_id;
+          if (reply.at("disposition") == "passed") {
+            fill_timing(*r, reply.at("timing"), ops.flops(p), ops.min_bytes(p), "final");
+          } else {
+            // A candidate that fails while being timed is quarantined like any other failure.
+            r->disposition = db::disposition_from_string(reply.at("disposition"));
+            r->detail = "while timing: " + reply.value("detail", std::string());
+          }
+          store.put_result(*r, version);
+          end_if_context_lost(ex, reply);
+        }
+        const auto passed = current_passed(store, device_id, problem_id, version, keys);  // fastest first
+        const db::ResultRecord* best = nullptr;
+        for (const auto& r : passed)
+          if (r.timing_phase == "final" && (!best || *r.median_us < *best->median_us)) best = &r;
+        if (!best && !passed.empty()) best = &passed.front();
+        if (best) {
+          sum.best_config = store.config_name(best->config_id);
+          sum.median_us = *best->median_us;
+          sum.min_us = *best->min_us;
+          sum.spread = *best->spread;
+          sum.tflops = *best->tflops;
+          sum.gbs = *best->bw_gbs;
+        }
+        sum.passed = static_cast<int>(passed.size());
+        again = false;
+        if (opt.coverage) {
+          cover(pi, sum);
+          // A tiered row whose tried candidates all fail coverage tries the configs it skipped, once.
+          if (sum.covered_config.empty() && !rest.empty()) {
+            sweep_rest("none passed coverage");
+            again = true;
+          }
+        }
       }
       sum.skipped = static_cast<int>(rest.size());
-
-      // Final phase: re-time the fastest few carefully. A rerun never re-measures a finished one: it times
-      // those of the fastest few (by their stored times) still without a final time, which a kill cut
-      // short or a grown config space added.
-      for (std::size_t idx : fastest(screened_us, std::min(opt.final_top, screened.size()))) {
-        auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
-        if (r && r->timing_phase == "final") continue;
-        const Candidate& cand = *screened[idx];
-        const db::CodeObjectRecord* failed = nullptr;
-        const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
-        const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {}, opt.launch_timeout_ms,
-                                               safety::timing_request(opt.final, m));
-        const Json reply = ex.check(req, safety::check_deadline_ms(0, opt.launch_timeout_ms, true));
-        r->run_id = run_id;
-        if (reply.at("disposition") == "passed") {
-          fill_timing(*r, reply.at("timing"), ops.flops(p), ops.min_bytes(p), "final");
-        } else {
-          // A candidate that fails while being timed is quarantined like any other failure.
-          r->disposition = db::disposition_from_string(reply.at("disposition"));
-          r->detail = "while timing: " + reply.value("detail", std::string());
-        }
-        store.put_result(*r, version);
-        end_if_context_lost(ex, reply);
-      }
-      const auto passed = current_passed(store, device_id, problem_id, version, keys);  // fastest first
-      const db::ResultRecord* best = nullptr;
-      for (const auto& r : passed)
-        if (r.timing_phase == "final" && (!best || *r.median_us < *best->median_us)) best = &r;
-      if (!best && !passed.empty()) best = &passed.front();
-      if (best) {
-        sum.best_config = store.config_name(best->config_id);
-        sum.median_us = *best->median_us;
-        sum.min_us = *best->min_us;
-        sum.spread = *best->spread;
-        sum.tflops = *best->tflops;
-        sum.gbs = *best->bw_gbs;
-      }
       for (const auto& cand : plans[pi]) sum.unsupported += cand.unsupported ? 1 : 0;
-      sum.passed = static_cast<int>(passed.size());
       sum.failed = static_cast<int>(plans[pi].size()) - sum.passed - sum.unsupported - sum.skipped;
       summaries[pi] = std::move(sum);
-    }
-
-    // 3. Coverage: the row's fastest passing candidate (final timings first) on every M it serves; the
-    //    next-best when it fails. Failures are stored and never retried for the same domain.
-    if (opt.coverage) {
-      Target unpruned = target;
-      unpruned.cu_count = 0;  // NOTE: split-K's occupancy pruning is about speed, not correctness
-      for (std::size_t pi = 0; pi < problems.size(); ++pi) {
-        const Json& p = problems[pi];
-        ProblemSummary& sum = summaries[pi];
-        const std::int64_t problem_id = store.upsert_problem(ops.family(), ops.key(p), p.dump());
-        const auto ranges = domain.ranges(ops, p);
-        const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
-        const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
-        const auto keys = current_code_keys(ops, plans[pi], compiled);
-        auto passed = current_passed(store, device_id, problem_id, version, keys);
-        std::stable_sort(passed.begin(), passed.end(), [](const db::ResultRecord& a, const db::ResultRecord& b) {
-          return (a.timing_phase == "final") > (b.timing_phase == "final");
-        });
-        for (const auto& r : passed) {
-          const std::string config = store.config_name(r.config_id);
-          auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom);
-          if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
-          if (done && done->code_key != r.code_key) done.reset();  // judged on other code
-          if (done) {
-            if (done->disposition == Disposition::kPassed) {
-              sum.covered_config = config;
-              sum.covered_ms = done->ms_checked;
-              break;
-            }
-            sum.coverage_failures.push_back(config + ": " + db::to_string(done->disposition) + ": " + done->detail);
-            continue;
-          }
-          db::CoverageRecord cr;
-          cr.run_id = run_id;
-          cr.device_id = device_id;
-          cr.problem_id = problem_id;
-          cr.config_id = r.config_id;
-          cr.domain = dom;
-          cr.served = safety::ranges_json(ranges).dump();
-          cr.every_m_limit = opt.every_m_limit;
-          cr.index_bits = r.index_bits;
-          cr.proof_m = proof_m;
-          Json bounds = Json::array();
-          for (const auto& b : ops.index_bounds(ops.with_m(p, proof_m), config))
-            bounds.push_back({{"buffer", b.buffer}, {"max_offset", b.max_offset}});
-          cr.index_bounds = bounds.dump();
-          cr.tolerance = ops.tolerance(p).to_json().dump();
-          const auto widths = safety::row_widths(ops.index_bounds(ops.with_m(p, 1), config),
-                                                 ops.index_bounds(ops.with_m(p, 2), config));
-          const safety::CoverageSet set = safety::coverage_ms(ranges, opt.every_m_limit, widths);
-          cr.sampled = Json(set.sampled).dump();
-          const std::vector<std::int64_t> ms = set.all();
-          const db::CodeObjectRecord* failed = nullptr;
-          const auto codes = compiled.codes(ops, config, r.index_bits, &failed);
-          cr.code_key = code_keys(codes);
-          if (codes.size() == 1) {
-            cr.code_hash = safety::code_hash(*codes.front());
-          } else {
-            // NOTE: a pipeline (fused MoE): one hash over all of its code objects in order.
-            std::string hashes;
-            for (const auto* c : codes) hashes += safety::code_hash(*c);
-            cr.code_hash = hash_hex(hashes);
-          }
-          const int proven = ops.proven_index_bits(p, config, proof_m);
-          std::optional<std::string> unsupported_at;
-          for (std::int64_t mm : ms)
-            if (auto why = ops.why_unsupported(ops.with_m(p, mm), config, unpruned)) {
-              unsupported_at = "M=" + std::to_string(mm) + ": " + *why;
-              cr.failed_m = mm;
-              break;
-            }
-          if (proven > r.index_bits) {
-            cr.disposition = Disposition::kNotSupported;
-            cr.detail = "index proof: offsets reach 2^31 at M=" + std::to_string(proof_m) + " but the " +
-                        std::to_string(r.index_bits) + "-bit instance ran";
-          } else if (unsupported_at) {
-            cr.disposition = Disposition::kNotSupported;
-            cr.detail = *unsupported_at;
-          } else if (failed) {
-            cr.disposition = Disposition::kCompileFailed;
-            cr.detail = failed->log.substr(0, 4000);
-          } else {
-            const std::int64_t capacity = *std::max_element(ms.begin(), ms.end());
-            const int sets = 1;
-            const Json req = safety::check_request(ops, p, capacity, opt.seed + 7919 * (pi + 1), sets,
-                                                   ops.workspace_bytes(ops.with_m(p, capacity), config), config, codes,
-                                                   ms, opt.launch_timeout_ms, nullptr);
-            if (opt.progress)
-              std::fprintf(stderr, "coverage %s: %s on %zu Ms (%lld..%lld)\n", ops.key(p).c_str(), config.c_str(), ms.size(),
-                           static_cast<long long>(ms.front()), static_cast<long long>(capacity));
-            const Json reply = ex.check(req, safety::check_deadline_ms(ms.size(), opt.launch_timeout_ms, false));
-            cr.disposition = db::disposition_from_string(reply.at("disposition"));
-            cr.detail = reply.value("detail", std::string());
-            cr.ms_checked = reply.value("checked", std::int64_t{0});
-            if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
-            cr.rel_l2 = opt_number(reply, "rel_l2");
-            cr.max_abs = opt_number(reply, "max_abs");
-            cr.err_ratio = opt_number(reply, "err_ratio");
-            store.put_coverage(cr, version);
-            end_if_context_lost(ex, reply);
-            if (cr.disposition == Disposition::kPassed) {
-              sum.covered_config = config;
-              sum.covered_ms = cr.ms_checked;
-              break;
-            }
-            sum.coverage_failures.push_back(config + ": " + db::to_string(cr.disposition) + ": " + cr.detail);
-            continue;
-          }
-          store.put_coverage(cr, version);
-          sum.coverage_failures.push_back(config + ": " + db::to_string(cr.disposition) + ": " + cr.detail);
-        }
-      }
     }
   } catch (...) {
     store.finish_run(run_id, "failed");
