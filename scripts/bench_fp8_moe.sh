@@ -3,12 +3,12 @@
 # block-scaled GEMM keys and the fused MoE) re-timed with the tuner's method, each M with the row its consumer's
 # lookup picks, then the library baselines in the same call (cuBLASLt blockwise `torch._scaled_mm`; the bf16
 # `torch._grouped_mm` MoE), and bench/report6.py's tables against both and the roofline measured in the call.
-#   usage: TABLES=<export dir> bash scripts/bench_fp8_moe.sh     (env: BIN=.carry, OUT, M=1,16,...)
+#   usage: TABLES=<export dir, default runs/glm5> bash scripts/bench_fp8_moe.sh     (env: BIN=.carry, OUT, M=1,16,...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${BIN:-.carry}
 out=${OUT:-out}
-tables=${TABLES:-$bin/glm5}
+tables=${TABLES:-runs/glm5}
 ms=${M:-1,16,64,128,256,304,336,512,1024,2048,4096}
 mkdir -p "$out"
 eval "$(python3 bench/report6.py specs --tables "$tables" --m "$ms")"
