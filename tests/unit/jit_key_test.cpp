@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "db/store.h"
 #include "kernels/gemm/gemm.h"
 #include "tuner/hash.h"
@@ -32,8 +34,32 @@ TEST(JitKey, CoversFlagsArchSourceAndInstance) {
   changed.source += "// edit\n";
   EXPECT_NE(key, base.key_text(changed));
   EXPECT_NE(key.find(jit::Compiler::version()), std::string::npos);
-  EXPECT_NE(key.find(jit::embedded_headers_hash()), std::string::npos);
+  EXPECT_NE(key.find(jit::headers_hash_for(some_kernel().source, jit::embedded_headers())), std::string::npos);
   EXPECT_NE(key.find("tunetab=" TUNETAB_VERSION), std::string::npos);
+}
+
+TEST(JitKey, HeadersHashCoversWhatTheSourceIncludesAndNothingElse) {
+  std::vector<jit::EmbeddedHeader> h = {{"a.h", "#include \"b.h\"\n"},
+                                        {"b.h", "#if X\n#  include <c.h>\n#endif\n"},
+                                        {"c.h", "int c;\n"},
+                                        {"d.h", "int d;\n"}};
+  const std::string src = "#include \"a.h\"\n";
+  EXPECT_EQ(jit::included_headers(src, h), (std::vector<std::string>{"a.h", "b.h", "c.h"}));
+  const std::string before = jit::headers_hash_for(src, h);
+  h[3].text = "int d2;\n";  // a header nothing here includes
+  EXPECT_EQ(jit::headers_hash_for(src, h), before);
+  h[2].text = "int c2;\n";  // one included through two others, under a conditional
+  EXPECT_NE(jit::headers_hash_for(src, h), before);
+  EXPECT_TRUE(jit::included_headers("int x;\n", h).empty());
+  // The real templates: the FP8 GEMM builds on the bf16 GEMM's header; the fused MoE on neither.
+  const auto all = jit::embedded_headers();
+  const auto fp8 = jit::included_headers("#include \"gemm_fp8_blockscale.h\"\n", all);
+  for (const char* name : {"gemm_fp8_blockscale.h", "gemm_bf16.h", "tt_async.h", "tt_common.h"})
+    EXPECT_NE(std::find(fp8.begin(), fp8.end(), name), fp8.end()) << name;
+  const auto moe = jit::included_headers("#include \"moe_gemm.h\"\n", all);
+  EXPECT_EQ(std::find(moe.begin(), moe.end(), "gemm_bf16.h"), moe.end());
+  EXPECT_EQ(std::find(moe.begin(), moe.end(), "gemm_fp8_blockscale.h"), moe.end());
+  EXPECT_NE(std::find(moe.begin(), moe.end(), "tt_async.h"), moe.end());
 }
 
 TEST(JitKey, HashIsStableAndSensitive) {
@@ -71,6 +97,52 @@ TEST(JitCompile, CompilesCachesAndReportsErrors) {
   const auto bad = c.compile(broken);
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;
+}
+
+// A cache keyed by the hash of every header holds the same code object while that hash is today's: it is
+// served without compiling, under the closure key, and the results and coverage naming it follow.
+TEST(JitCompile, ACacheKeyedByEveryHeaderIsReKeyedWithItsResults) {
+  db::Store cache(":memory:");
+  const jit::Compiler c({kArch, {}});
+  const KernelSource k = some_kernel();
+  ASSERT_NE(c.legacy_key_text(k), c.key_text(k));
+  db::CodeObjectRecord old;
+  old.key_text = c.legacy_key_text(k);
+  old.key_hash = hash_hex(old.key_text);
+  old.family = k.family;
+  old.name_expression = k.name_expression;
+  old.lowered_name = "lowered";
+  old.arch = kArch;
+  old.compiler_version = jit::Compiler::version();
+  old.tunetab_version = TUNETAB_VERSION;
+  old.ok = true;
+  old.binary = {'n', 'o', 't', ' ', 'c', 'o', 'm', 'p', 'i', 'l', 'e', 'd'};  // would differ from a real compile
+  cache.put_code_object(old);
+  const auto dev = cache.upsert_device({"H200", kArch, 132, 1, 1, 1, 1, 1, "x"});
+  const auto run = cache.begin_run("t", TUNETAB_VERSION, dev);
+  db::ResultRecord r;
+  r.run_id = run;
+  r.device_id = dev;
+  r.problem_id = cache.upsert_problem("f", "p", "{}");
+  r.config_id = cache.upsert_config("f", "c", "{}");
+  r.disposition = db::Disposition::kPassed;
+  r.code_key = "routing+" + old.key_hash;  // a pipeline names all of its code objects
+  cache.put_result(r, TUNETAB_VERSION);
+
+  const auto got = jit::compile_all(c, {k}, &cache, 1, false);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].binary, old.binary);
+  EXPECT_EQ(got[0].key_hash, hash_hex(c.key_text(k)));
+  EXPECT_FALSE(cache.find_code_object(old.key_hash));
+  ASSERT_TRUE(cache.find_code_object(got[0].key_hash));
+  EXPECT_EQ(cache.find_result(dev, r.problem_id, r.config_id, TUNETAB_VERSION)->code_key, "routing+" + got[0].key_hash);
+  // Renaming again changes nothing; a key that is no legacy key of these sources is left as it is.
+  r.config_id = cache.upsert_config("f", "c2", "{}");
+  r.code_key = "routing+0123456789abcdef0123456789abcdef";
+  cache.put_result(r, TUNETAB_VERSION);
+  jit::compile_all(c, {k}, &cache, 1, false);
+  EXPECT_EQ(cache.find_result(dev, r.problem_id, r.config_id, TUNETAB_VERSION)->code_key, r.code_key);
+  EXPECT_EQ(jit::compile_all(c, {k}, &cache, 1, false)[0].binary, old.binary);
 }
 
 #if defined(TUNETAB_PLATFORM_NVIDIA)

@@ -1,8 +1,12 @@
 #include "tuner/jit/compiler.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <mutex>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "tuner/hash.h"
@@ -26,6 +30,31 @@ const std::string& embedded_headers_hash() {
     return hash_hex(all);
   }();
   return h;
+}
+
+std::vector<std::string> included_headers(const std::string& source, const std::vector<EmbeddedHeader>& headers) {
+  static const std::regex include_line(R"(#\s*include\s*[<"]([^">]+)[">])");
+  std::set<std::string> found;
+  std::vector<std::string_view> todo = {source};
+  while (!todo.empty()) {
+    const std::string text(todo.back());
+    todo.pop_back();
+    for (std::sregex_iterator it(text.begin(), text.end(), include_line), end; it != end; ++it)
+      for (const auto& h : headers)
+        if (h.name == (*it)[1].str() && found.insert(h.name).second) todo.push_back(h.text);
+  }
+  std::vector<std::string> out;
+  for (const auto& h : headers)
+    if (found.count(h.name)) out.push_back(h.name);
+  return out;
+}
+
+std::string headers_hash_for(const std::string& source, const std::vector<EmbeddedHeader>& headers) {
+  const auto names = included_headers(source, headers);
+  std::string all;
+  for (const auto& h : headers)
+    if (std::find(names.begin(), names.end(), h.name) != names.end()) all += h.name + '\0' + std::string(h.text) + '\0';
+  return hash_hex(all);
 }
 
 Compiler::Compiler(CompileOptions options) : options_(std::move(options)) {
@@ -57,13 +86,25 @@ std::string Compiler::version() {
 #endif
 }
 
-std::string Compiler::key_text(const KernelSource& k) const {
+std::string Compiler::key_text(const KernelSource& k, const std::string& headers_hash) const {
   std::string key = "family=" + k.family + "\nname=" + k.name_expression + "\nsource_hash=" + hash_hex(k.source) +
-                    "\nheaders_hash=" + embedded_headers_hash() + "\ncompiler=" + version() + "\narch=" + options_.arch +
+                    "\nheaders_hash=" + headers_hash + "\ncompiler=" + version() + "\narch=" + options_.arch +
                     "\ntunetab=" TUNETAB_VERSION "\nflags=";
   for (const auto& f : flags_) key += f + " ";
   return key;
 }
+
+std::string Compiler::key_text(const KernelSource& k) const {
+  // NOTE: sources are a few distinct include lines; each closure is hashed once (compile threads share it).
+  static std::mutex mu;
+  static std::map<std::string, std::string> by_source;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_source.find(k.source);
+  if (it == by_source.end()) it = by_source.emplace(k.source, headers_hash_for(k.source, embedded_headers())).first;
+  return key_text(k, it->second);
+}
+
+std::string Compiler::legacy_key_text(const KernelSource& k) const { return key_text(k, embedded_headers_hash()); }
 
 db::CodeObjectRecord Compiler::compile(const KernelSource& k) const {
   db::CodeObjectRecord rec;
@@ -136,6 +177,18 @@ std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const st
                                               db::Store* cache, int jobs, bool show_progress) {
   std::vector<db::CodeObjectRecord> out(sources.size());
   std::vector<std::size_t> todo;
+  if (cache) {
+    // NOTE: keys once held the hash of every embedded header (tunetab 0.1.0 until headers_hash_for()). Where
+    // that hash is today's, the code it keyed is this source's very code: its key is renamed, in the cache and
+    // in the results and coverage that name it, so they stand.
+    std::map<std::string, std::pair<std::string, std::string>> renames;
+    for (const auto& k : sources) {
+      std::string key = compiler.key_text(k);
+      std::string legacy_hash = hash_hex(compiler.legacy_key_text(k)), hash = hash_hex(key);
+      if (legacy_hash != hash) renames.emplace(std::move(legacy_hash), std::make_pair(std::move(hash), std::move(key)));
+    }
+    cache->rename_code_keys(renames);
+  }
   for (std::size_t i = 0; i < sources.size(); ++i) {
     if (cache) {
       const std::string key = compiler.key_text(sources[i]);
@@ -143,6 +196,7 @@ std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const st
         out[i] = std::move(*hit);
         continue;
       }
+
     }
     todo.push_back(i);
   }

@@ -21,12 +21,16 @@ class Compiler {
   const std::string& arch() const { return options_.arch; }
   /// Every flag passed to hipRTC; built here and nowhere else.
   const std::vector<std::string>& flags() const { return flags_; }
-  /// The whole cache key (family, source, headers hash, flags, compiler, arch, tunetab version) and its hash.
+  /// The whole cache key (family, source, the hash of the headers it includes, flags, compiler, arch,
+  /// tunetab version).
   std::string key_text(const KernelSource& k) const;
+  /// The key as it was before headers_hash_for(): with the hash of every embedded header.
+  std::string legacy_key_text(const KernelSource& k) const;
   /// Compiles; never throws for a compile error (ok = false with the log), only for infrastructure failures.
   db::CodeObjectRecord compile(const KernelSource& k) const;
 
  private:
+  std::string key_text(const KernelSource& k, const std::string& headers_hash) const;
   CompileOptions options_;
   std::vector<std::string> flags_;
 };

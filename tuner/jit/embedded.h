@@ -16,7 +16,13 @@ struct EmbeddedHeader {
   std::string_view text;
 };
 std::vector<EmbeddedHeader> embedded_headers();
-/// Hash over every embedded header's name and text: part of each cache key.
+/// Hash over every embedded header's name and text: what cache keys held before headers_hash_for().
 const std::string& embedded_headers_hash();
+/// The names of the headers `source` includes, directly or through each other (`#include "x"` or <x>,
+/// wherever it stands: a conditional include counts), in `headers`' order.
+std::vector<std::string> included_headers(const std::string& source, const std::vector<EmbeddedHeader>& headers);
+/// Hash over the name and text of those headers: part of each cache key, so that a header edit re-keys only
+/// the code objects that include it.
+std::string headers_hash_for(const std::string& source, const std::vector<EmbeddedHeader>& headers);
 }  // namespace jit
 }  // namespace tunetab
