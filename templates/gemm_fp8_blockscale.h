@@ -375,8 +375,12 @@ struct Fp8TmaRegs {
 /// share (warp_n 192 with two consumers), the producer warpgroup gives its own up (setmaxnreg). (Overlapping
 /// a warpgroup's own promotion with its next MMAs, with two fragments, makes ptxas serialize the wgmmas and
 /// spill: C7514/C7517.) Split-K as for gemm_bf16_tn (splits aligned to 128 of K).
+/// kCtas > 0: persistent, a grid of kCtas CTAs (one per SM) walking the output tiles in the grid's order
+/// (tile t, t + kCtas, ...; N fastest). The stages and their phases run on across tiles, so the producer
+/// loads the next tile's first K blocks while the consumers store the last one: a tile's load latency and
+/// launch cost hide behind its predecessor (short K: a few K blocks per tile). Split-K 1 only.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, int kCtas, typename Index>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
@@ -394,8 +398,12 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   const GemmArgs& g = p.g;
   const int tid = static_cast<int>(thread_x());
   const int tiles_n = (g.n + kBlockN - 1) / kBlockN;
-  const int bn0 = static_cast<int>(block_x()) * kBlockN;
-  const int bm0 = static_cast<int>(block_y()) * kBlockM;
+  // The tiles this CTA computes: its own (kCtas 0), or every kCtas-th of the tiles in grid order.
+  const int tile_first = kCtas > 0 ? static_cast<int>(block_x()) : 0;
+  const int tile_end = kCtas > 0 ? tiles_n * ((g.m + kBlockM - 1) / kBlockM) : 1;
+  constexpr int kTileStep = kCtas > 0 ? kCtas : 1;
+  auto tile_n0 = [&](int t) { return (kCtas > 0 ? t % tiles_n : static_cast<int>(block_x())) * kBlockN; };
+  auto tile_m0 = [&](int t) { return (kCtas > 0 ? t / tiles_n : static_cast<int>(block_y())) * kBlockM; };
   const int split = static_cast<int>(block_z());
   const int k_begin = split * g.k_per_split;  // a multiple of 128
   const int k_end = imin(g.k, k_begin + g.k_per_split);
@@ -422,63 +430,70 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
     if (tid == kConsumers * 128) {
-      for (int i = 0; i < k_tiles; ++i) {
-        const int s = i % kStages;
-        if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
-        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
-        u8* sa = base + s * kStageBytes;
-        const int k = k_begin + i * kBlockK;
-        tma_load_2d(sa, &args.a, k, bm0, &full_bar[s]);
-        tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
+      int use = 0;  // stage uses so far, across tiles: stage use % kStages, phase use / kStages
+      for (int t = tile_first; t < tile_end; t += kTileStep) {
+        const int bm0 = tile_m0(t), bn0 = tile_n0(t);
+        for (int i = 0; i < k_tiles; ++i, ++use) {
+          const int s = use % kStages;
+          if (use >= kStages) mbar_wait(&empty_bar[s], ((use / kStages) - 1) & 1);
+          mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+          u8* sa = base + s * kStageBytes;
+          const int k = k_begin + i * kBlockK;
+          tma_load_2d(sa, &args.a, k, bm0, &full_bar[s]);
+          tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
+        }
       }
     }
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int warp = (tid % 128) / 32, lane = tid % 32;
-    const int row0 = bm0 + wg_m * 64 + warp * 16 + lane / 4;
-    const int n0 = bn0 + wg_n * kWarpN;
-    // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from column col_hi on.
-    const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
-    const int col_hi = nb_hi << 7;
     const int kb0 = k_begin / kBlockK;
-    float acc[kWarpN / 2], tmp[kWarpN / 2];
+    int use = 0;  // as the producer's
+    for (int t = tile_first; t < tile_end; t += kTileStep) {
+      const int row0 = tile_m0(t) + wg_m * 64 + warp * 16 + lane / 4;
+      const int n0 = tile_n0(t) + wg_n * kWarpN;
+      // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from column col_hi on.
+      const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
+      const int col_hi = nb_hi << 7;
+      float acc[kWarpN / 2], tmp[kWarpN / 2];
 #pragma unroll
-    for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
-    for (int i = 0; i < k_tiles; ++i) {
-      const int s = i % kStages, kb = kb0 + i;
-      // The scales first: their loads overlap the wait for the stage.
-      const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
-      const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb], sb_hi = p.b_scale[nb_hi * p.scale_k + kb];
-      mbar_wait(&full_bar[s], (i / kStages) & 1);
-      const u8* sa = base + s * kStageBytes;
-      const u8* sb = sa + kBlockM * kBlockK;
-      fence_operands(tmp);
-      wgmma_fence();
+      for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
+      for (int i = 0; i < k_tiles; ++i, ++use) {
+        const int s = use % kStages, kb = kb0 + i;
+        // The scales first: their loads overlap the wait for the stage.
+        const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
+        const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb], sb_hi = p.b_scale[nb_hi * p.scale_k + kb];
+        mbar_wait(&full_bar[s], (use / kStages) & 1);
+        const u8* sa = base + s * kStageBytes;
+        const u8* sb = sa + kBlockM * kBlockK;
+        fence_operands(tmp);
+        wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
-        const u64 da = wgmma_desc(sa + wg_m * 64 * 128) + 2 * kk;
-        const u64 db = wgmma_desc(sb + wg_n * kWarpN * 128) + 2 * kk;
-        wgmma_fp8<kWarpN>(tmp, da, db, kk);
+        for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
+          const u64 da = wgmma_desc(sa + wg_m * 64 * 128) + 2 * kk;
+          const u64 db = wgmma_desc(sb + wg_n * kWarpN * 128) + 2 * kk;
+          wgmma_fp8<kWarpN>(tmp, da, db, kk);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_operands(tmp);
+        if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
+        // Fragment element j*4 + e is row row0 + (e / 2) * 8, column n0 + j*8 + (lane % 4)*2 + e % 2.
+#pragma unroll
+        for (int j = 0; j < kWarpN / 8; ++j) {
+          const float sbj = n0 + j * 8 >= col_hi ? sb_hi : sb_lo;
+          acc[j * 4 + 0] += tmp[j * 4 + 0] * (sa0 * sbj);
+          acc[j * 4 + 1] += tmp[j * 4 + 1] * (sa0 * sbj);
+          acc[j * 4 + 2] += tmp[j * 4 + 2] * (sa1 * sbj);
+          acc[j * 4 + 3] += tmp[j * 4 + 3] * (sa1 * sbj);
+        }
       }
-      wgmma_commit();
-      wgmma_wait<0>();
-      fence_operands(tmp);
-      if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
-      // Fragment element j*4 + e is row row0 + (e / 2) * 8, column n0 + j*8 + (lane % 4)*2 + e % 2.
 #pragma unroll
       for (int j = 0; j < kWarpN / 8; ++j) {
-        const float sbj = n0 + j * 8 >= col_hi ? sb_hi : sb_lo;
-        acc[j * 4 + 0] += tmp[j * 4 + 0] * (sa0 * sbj);
-        acc[j * 4 + 1] += tmp[j * 4 + 1] * (sa0 * sbj);
-        acc[j * 4 + 2] += tmp[j * 4 + 2] * (sa1 * sbj);
-        acc[j * 4 + 3] += tmp[j * 4 + 3] * (sa1 * sbj);
+        const int col = n0 + j * 8 + (lane % 4) * 2;
+        store_pair<Index>(g, partial, row0, col, acc[j * 4 + 0], acc[j * 4 + 1]);
+        store_pair<Index>(g, partial, row0 + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
       }
-    }
-#pragma unroll
-    for (int j = 0; j < kWarpN / 8; ++j) {
-      const int col = n0 + j * 8 + (lane % 4) * 2;
-      store_pair<Index>(g, partial, row0, col, acc[j * 4 + 0], acc[j * 4 + 1]);
-      store_pair<Index>(g, partial, row0 + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
     }
   }
 #else
@@ -486,23 +501,27 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   // compiles it everywhere: each thread computes its share of the tile directly.
   const u8* const a = reinterpret_cast<const u8*>(g.a);
   const u8* const b = reinterpret_cast<const u8*>(g.b);
-  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
-    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
-    if (row >= g.m || col >= g.n) continue;
-    float sum = 0.f;
-    for (int k0 = k_begin; k0 < k_end; k0 += kBlockK) {
-      float dot = 0.f;
-      for (int k = k0; k < imin(k_end, k0 + kBlockK); ++k)
-        dot += fp8_e4m3_to_f32(a[static_cast<Index>(row) * g.k + k], p.fnuz != 0) *
-               fp8_e4m3_to_f32(b[static_cast<Index>(col) * g.k + k], p.fnuz != 0);
-      sum += dot * (fp8_row_scale<Index>(p, row, k0 >> 7) * fp8_col_scale(p, col, k0 >> 7));
+  for (int t = tile_first; t < tile_end; t += kTileStep) {
+    for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+      const int row = tile_m0(t) + e / kBlockN, col = tile_n0(t) + e % kBlockN;
+      if (row >= g.m || col >= g.n) continue;
+      float sum = 0.f;
+      for (int k0 = k_begin; k0 < k_end; k0 += kBlockK) {
+        float dot = 0.f;
+        for (int k = k0; k < imin(k_end, k0 + kBlockK); ++k)
+          dot += fp8_e4m3_to_f32(a[static_cast<Index>(row) * g.k + k], p.fnuz != 0) *
+                 fp8_e4m3_to_f32(b[static_cast<Index>(col) * g.k + k], p.fnuz != 0);
+        sum += dot * (fp8_row_scale<Index>(p, row, k0 >> 7) * fp8_col_scale(p, col, k0 >> 7));
+      }
+      const Index off = static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
+      if (partial) partial[off] = sum;
+      else g.c[off] = f32_to_bf16(sum);
     }
-    const Index off = static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
-    if (partial) partial[off] = sum;
-    else g.c[off] = f32_to_bf16(sum);
   }
 #endif
-  if (g.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
+  if (kCtas == 0 && g.splits > 1)
+    splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()),
+                                                     tile_m0(0), tile_n0(0), tid);
 }
 
 /// Skinny FP8 GEMM for M <= kMaxM (decode batches), bound by reading B once: each warp owns kWarpN columns,

@@ -47,17 +47,18 @@ nlohmann::json Problem::to_json() const {
 
 std::string Config::name() const {
   char buf[128];
-  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
-                name_of(kMathNames, math).c_str(), split_k);
+  const std::string pers = persistent > 0 ? "_p" + std::to_string(persistent) : "";
+  std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
+                name_of(kMathNames, math).c_str(), pers.c_str(), split_k);
   return buf;
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z]+)_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z]+)(?:_p(\d+))?_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|skinny_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|skinny[_p<CTAS>]_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -66,13 +67,15 @@ Config Config::from_name(const std::string& name) {
   c.warp_n = std::stoi(mt[5]);
   c.stages = std::stoi(mt[6]);
   c.math = value_named(kMathNames, mt[7].str(), "gemm_fp8_blockscale math path in '" + name + "'");
-  c.split_k = std::stoi(mt[8]);
+  if (mt[8].matched) c.persistent = std::stoi(mt[8]);
+  c.split_k = std::stoi(mt[9]);
   return c;
 }
 
 nlohmann::json Config::to_json() const {
   return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m}, {"warp_n", warp_n},
-          {"stages", stages},   {"math", name_of(kMathNames, math)},      {"split_k", split_k}};
+          {"stages", stages},   {"math", name_of(kMathNames, math)},      {"split_k", split_k},
+          {"persistent", persistent}};
 }
 
 namespace {
@@ -118,6 +121,8 @@ constexpr Tile kTmaTiles[] = {
 };
 constexpr int kTmaStages[] = {4, 6, 8};
 constexpr int kTmaSplits[] = {1, 2, 4};
+// Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
+constexpr int kTmaPersistentCtas[] = {132};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 512 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
 constexpr Tile kSkinnyTiles[] = {
@@ -147,8 +152,13 @@ std::vector<Config> enumerate() {
     for (int s : kWgmmaStages)
       for (int sk : kSplits) add(t, 128, s, Math::kWgmma, sk);
   for (const Tile& t : kTmaTiles)
-    for (int s : kTmaStages)
+    for (int s : kTmaStages) {
       for (int sk : kTmaSplits) add(t, 128, s, Math::kTma, sk);
+      for (int ctas : kTmaPersistentCtas) {
+        add(t, 128, s, Math::kTma, 1);
+        out.back().persistent = ctas;
+      }
+    }
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -175,6 +185,17 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
   if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
   if (c.math == Math::kTma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
+  if (c.persistent > 0) {
+    if (c.math != Math::kTma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
+    if (t.cu_count > 0 && c.persistent != t.cu_count)
+      return "persistent over " + std::to_string(c.persistent) + " CTAs: the target has " + std::to_string(t.cu_count) + " SMs";
+    // NOTE: a speed rule, like split-K's (coverage checks with no CU count): with at most one tile per CTA
+    // the persistent grid is the plain one.
+    const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
+    if (t.cu_count > 0 && tiles <= c.persistent)
+      return "persistent only pays with more output tiles (" + std::to_string(tiles) + ") than CTAs (" +
+             std::to_string(c.persistent) + ")";
+  }
   if (c.math == Math::kTma) {
     // NOTE: mirrors tt::Fp8TmaRegs in templates/gemm_fp8_blockscale.h.
     const int consumers = (c.block_m / 64) * (c.block_n / c.warp_n);
@@ -236,7 +257,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.name_expression = "tt::gemm_fp8_blockscale_skinny<" + list({c.block_m, c.block_n, c.warp_n, c.block_k / 512}) + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
-    k.name_expression = "tt::gemm_fp8_blockscale_tma<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
+    k.name_expression =
+        "tt::gemm_fp8_blockscale_tma<" + list({c.block_m, c.block_n, c.warp_n, c.stages, c.persistent}) + index + ">";
   } else {
     k.name_expression = "tt::gemm_fp8_blockscale<" +
                         list({c.block_m, c.block_n, c.warp_m, c.warp_n, c.stages, static_cast<int>(c.math)}) + index + ">";

@@ -60,6 +60,7 @@ struct Config {
   int stages = 0;
   Math math = Math::kTensorCore;
   int split_k = 1;  // run-time: does not change the code object
+  int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile
 
   /// Mirrors TT_FP8_THREADS.
   int threads() const {
@@ -75,7 +76,7 @@ struct Config {
     const bool swizzled = math == Math::kWgmma || math == Math::kTma;
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
   }
-  /// "m128n128k128_w64x128_s4_wgmma_sk1": stable, and parsed back by from_name().
+  /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);
   nlohmann::json to_json() const;

@@ -81,6 +81,8 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n128k128_w64x128_s4_tma_sk1",   "m64n256k128_w64x128_s4_tma_sk1",   "m64n128k128_w64x64_s8_tma_sk2",
     "m128n64k128_w64x64_s6_tma_sk1",     "m64n64k128_w64x64_s4_tma_sk4",     "m128n128k128_w64x64_s6_tma_sk1",
     "m128n192k128_w64x192_s4_tma_sk1",   "m64n192k128_w64x192_s6_tma_sk2",
+    // persistent over 132 CTAs: at 336 x 6144 the 64 x 64 tiles are 576, four or five per CTA
+    "m64n64k128_w64x64_s4_tma_p132_sk1", "m128n128k128_w64x64_s6_tma_p132_sk1", "m128n192k128_w64x192_s4_tma_p132_sk1",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

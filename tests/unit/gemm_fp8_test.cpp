@@ -159,6 +159,27 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
             std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 256}, mma, Target::from_arch("sm_80")).value_or("").find("sm_89"),
             std::string::npos);
+  // Persistent TMA grids: one CTA per SM of the target, split-K 1, and only where tiles outnumber the CTAs.
+  const auto pers = gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma_p132_sk1");
+  EXPECT_EQ(pers.persistent, 132);
+  EXPECT_EQ(pers.name(), "m128n192k128_w64x192_s4_tma_p132_sk1");
+  EXPECT_EQ(gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma_sk1").persistent, 0);
+  EXPECT_NE(gemm_fp8::kernels(pers, 32)[0].name_expression.find("<128, 192, 192, 4, 132, int>"), std::string::npos)
+      << gemm_fp8::kernels(pers, 32)[0].name_expression;
+  Target h200 = sm90;
+  h200.cu_count = 132;
+  EXPECT_FALSE(gemm_fp8::why_unsupported({4096, 2624, 6144}, pers, h200));  // 32 x 14 tiles
+  EXPECT_NE(gemm_fp8::why_unsupported({256, 2624, 6144}, pers, h200).value_or("").find("more output tiles"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({256, 2624, 6144}, pers, sm90));  // no CU count (coverage): no speed rule
+  Target h100_pcie = h200;
+  h100_pcie.cu_count = 114;
+  EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, pers, h100_pcie).value_or("").find("114 SMs"), std::string::npos);
+  auto pers_split = pers;
+  pers_split.split_k = 2;
+  EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, pers_split, h200).value_or("").find("split-K 1"), std::string::npos);
+  auto pers_wgmma = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk1");
+  pers_wgmma.persistent = 132;
+  EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, pers_wgmma, h200).value_or("").find("TMA"), std::string::npos);
   // K in 16-byte vectors; skinny only up to its rows; split-K in whole scale blocks.
   EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 200}, mma, sm90).value_or("").find("multiple of 16"), std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({2, 64, 256}, skinny, sm90).value_or("").find("M <= 1"), std::string::npos);
