@@ -378,7 +378,8 @@ struct Fp8TmaRegs {
 /// kCtas > 0: persistent, a grid of kCtas CTAs (one per SM) walking the output tiles in the grid's order
 /// (tile t, t + kCtas, ...; N fastest). The stages and their phases run on across tiles, so the producer
 /// loads the next tile's first K blocks while the consumers store the last one: a tile's load latency and
-/// launch cost hide behind its predecessor (short K: a few K blocks per tile). Split-K 1 only.
+/// launch cost hide behind its predecessor (short K: a few K blocks per tile). The sm_90a path strides by the
+/// grid it was given (one row of at most kCtas CTAs); the portable one by kCtas. Split-K 1 only.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kBlockM, int kBlockN, int kWarpN, int kStages, int kCtas, typename Index>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
@@ -427,11 +428,12 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     fence_barrier_init();
   }
   sync_block();
+  const int tile_step = kCtas > 0 ? static_cast<int>(gridDim.x) : 1;
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
     if (tid == kConsumers * 128) {
       int use = 0;  // stage uses so far, across tiles: stage use % kStages, phase use / kStages
-      for (int t = tile_first; t < tile_end; t += kTileStep) {
+      for (int t = tile_first; t < tile_end; t += tile_step) {
         const int bm0 = tile_m0(t), bn0 = tile_n0(t);
         for (int i = 0; i < k_tiles; ++i, ++use) {
           const int s = use % kStages;
@@ -449,7 +451,7 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     const int warp = (tid % 128) / 32, lane = tid % 32;
     const int kb0 = k_begin / kBlockK;
     int use = 0;  // as the producer's
-    for (int t = tile_first; t < tile_end; t += kTileStep) {
+    for (int t = tile_first; t < tile_end; t += tile_step) {
       const int row0 = tile_m0(t) + wg_m * 64 + warp * 16 + lane / 4;
       const int n0 = tile_n0(t) + wg_n * kWarpN;
       // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from column col_hi on.

@@ -538,7 +538,8 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           if (!aj) continue;
           const std::int64_t pid = store.upsert_problem(ops.family(), ops.key(problems[*aj]), problems[*aj].dump());
           std::vector<std::string> names;
-          for (const auto& r : store.passed_results(device_id, pid, version)) names.push_back(store.config_name(r.config_id));
+          for (const auto& r : current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled)))
+            names.push_back(store.config_name(r.config_id));
           ranked.push_back(std::move(names));
           std::set<std::string> sup;
           for (const Candidate& c : plans[*aj])
@@ -582,7 +583,8 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         // short or a grown config space added.
         for (std::size_t idx : fastest(screened_us, std::min(opt.final_top, screened.size()))) {
           auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
-          if (r && r->timing_phase == "final") continue;
+          // NOTE: a second pass (after a coverage sweep) skips what the first timed or quarantined.
+          if (!r || r->disposition != Disposition::kPassed || r->timing_phase == "final") continue;
           const Candidate& cand = *screened[idx];
           const db::CodeObjectRecord* failed = nullptr;
           const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
@@ -624,7 +626,12 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           }
         }
       }
-      sum.skipped = static_cast<int>(rest.size());
+      // Skipped: the configs this row has no current result for (a rerun may hold an earlier run's sweep).
+      for (const Candidate* c : rest) {
+        const auto r = store.find_result(device_id, problem_id,
+                                         store.upsert_config(ops.family(), c->config, ops.config_json(c->config).dump()), version);
+        if (!r || r->code_key != keys.at(c->config)) ++sum.skipped;
+      }
       for (const auto& cand : plans[pi]) sum.unsupported += cand.unsupported ? 1 : 0;
       sum.failed = static_cast<int>(plans[pi].size()) - sum.passed - sum.unsupported - sum.skipped;
       summaries[pi] = std::move(sum);
