@@ -15,6 +15,7 @@ import glob
 import json
 import os
 import re
+import sys
 
 
 def fp8_rows(tables):
@@ -39,10 +40,22 @@ def moe_rows(tables):
     return out
 
 
+_warned = set()
+
+
 def serving(rows, m):
-    """The row the consumer's lookup picks for m in a table of bucket rows: the smallest row M >= m."""
+    """The row the consumer's lookup picks for m in a table of bucket rows: the smallest row M >= m. That is the
+    lookup while every bucket (a power of two, for these profiles) has its row; where m's bucket has none, the
+    consumer runs its default instead, and the timing on the next row up is marked on stderr."""
     up = [r for r in rows if r >= m]
-    return min(up) if up else None
+    if not up:
+        return None
+    bucket = 1 << (m - 1).bit_length()
+    if min(up) != bucket and bucket < max(rows) and (bucket, min(up)) not in _warned:
+        _warned.add((bucket, min(up)))
+        print(f"warning: no row at M={bucket} (the bucket of M={m}): M={m} is timed on the M={min(up)} row, "
+              "which the consumer would not pick", file=sys.stderr)
+    return min(up)
 
 
 def specs(args):
