@@ -310,42 +310,6 @@ void Store::put_code_object(const CodeObjectRecord& c) {
   s.step();
 }
 
-void Store::rename_code_keys(const std::map<std::string, std::pair<std::string, std::string>>& renames) {
-  if (renames.empty()) return;
-  Transaction t(*this);
-  for (const auto& [old_hash, to] : renames) {
-    Statement s(db_, "UPDATE OR REPLACE code_objects SET key_hash=?, key_text=? WHERE key_hash=?");
-    s.bind(to.first).bind(to.second).bind(old_hash);
-    s.step();
-  }
-  for (const char* table : {"results", "coverage"}) {
-    std::vector<std::pair<std::string, std::string>> changed;
-    {
-      Statement s(db_, std::string("SELECT DISTINCT code_key FROM ") + table + " WHERE code_key IS NOT NULL AND code_key != ''");
-      while (s.step()) {
-        // NOTE: a pipeline's code_key joins its code objects' keys with '+': each is renamed in place.
-        const std::string was = s.text(0);
-        std::string now;
-        for (std::size_t at = 0; at <= was.size();) {
-          const std::size_t end = std::min(was.find('+', at), was.size());
-          const std::string part = was.substr(at, end - at);
-          const auto it = renames.find(part);
-          if (at > 0) now += '+';
-          now += it == renames.end() ? part : it->second.first;
-          at = end + 1;
-        }
-        if (now != was) changed.emplace_back(was, now);
-      }
-    }
-    for (const auto& [was, now] : changed) {
-      Statement u(db_, std::string("UPDATE ") + table + " SET code_key=? WHERE code_key=?");
-      u.bind(now).bind(was);
-      u.step();
-    }
-  }
-  t.commit();
-}
-
 std::optional<ResultRecord> Store::find_result(std::int64_t device_id, std::int64_t problem_id, std::int64_t config_id,
                                                const std::string& version) {
   Statement s(db_, std::string("SELECT ") + kResultColumns +

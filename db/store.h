@@ -2,7 +2,6 @@
 // Every write is a transaction; a killed run leaves the database consistent and a rerun skips what is stored.
 #pragma once
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -90,9 +89,6 @@ class Store {
 
   std::optional<CodeObjectRecord> find_code_object(const std::string& key_hash);
   void put_code_object(const CodeObjectRecord& c);
-  /// Renames code keys (old hash -> new hash and key text) in the cache and in every result and coverage
-  /// record that names them, in one transaction: for the same code under a finer key (jit::compile_all).
-  void rename_code_keys(const std::map<std::string, std::pair<std::string, std::string>>& renames);
 
   std::optional<ResultRecord> find_result(std::int64_t device_id, std::int64_t problem_id, std::int64_t config_id,
                                           const std::string& version);

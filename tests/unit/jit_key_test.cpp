@@ -99,52 +99,6 @@ TEST(JitCompile, CompilesCachesAndReportsErrors) {
   EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;
 }
 
-// A cache keyed by the hash of every header holds the same code object while that hash is today's: it is
-// served without compiling, under the closure key, and the results and coverage naming it follow.
-TEST(JitCompile, ACacheKeyedByEveryHeaderIsReKeyedWithItsResults) {
-  db::Store cache(":memory:");
-  const jit::Compiler c({kArch, {}});
-  const KernelSource k = some_kernel();
-  ASSERT_NE(c.legacy_key_text(k), c.key_text(k));
-  db::CodeObjectRecord old;
-  old.key_text = c.legacy_key_text(k);
-  old.key_hash = hash_hex(old.key_text);
-  old.family = k.family;
-  old.name_expression = k.name_expression;
-  old.lowered_name = "lowered";
-  old.arch = kArch;
-  old.compiler_version = jit::Compiler::version();
-  old.tunetab_version = TUNETAB_VERSION;
-  old.ok = true;
-  old.binary = {'n', 'o', 't', ' ', 'c', 'o', 'm', 'p', 'i', 'l', 'e', 'd'};  // would differ from a real compile
-  cache.put_code_object(old);
-  const auto dev = cache.upsert_device({"H200", kArch, 132, 1, 1, 1, 1, 1, "x"});
-  const auto run = cache.begin_run("t", TUNETAB_VERSION, dev);
-  db::ResultRecord r;
-  r.run_id = run;
-  r.device_id = dev;
-  r.problem_id = cache.upsert_problem("f", "p", "{}");
-  r.config_id = cache.upsert_config("f", "c", "{}");
-  r.disposition = db::Disposition::kPassed;
-  r.code_key = "routing+" + old.key_hash;  // a pipeline names all of its code objects
-  cache.put_result(r, TUNETAB_VERSION);
-
-  const auto got = jit::compile_all(c, {k}, &cache, 1, false);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].binary, old.binary);
-  EXPECT_EQ(got[0].key_hash, hash_hex(c.key_text(k)));
-  EXPECT_FALSE(cache.find_code_object(old.key_hash));
-  ASSERT_TRUE(cache.find_code_object(got[0].key_hash));
-  EXPECT_EQ(cache.find_result(dev, r.problem_id, r.config_id, TUNETAB_VERSION)->code_key, "routing+" + got[0].key_hash);
-  // Renaming again changes nothing; a key that is no legacy key of these sources is left as it is.
-  r.config_id = cache.upsert_config("f", "c2", "{}");
-  r.code_key = "routing+0123456789abcdef0123456789abcdef";
-  cache.put_result(r, TUNETAB_VERSION);
-  jit::compile_all(c, {k}, &cache, 1, false);
-  EXPECT_EQ(cache.find_result(dev, r.problem_id, r.config_id, TUNETAB_VERSION)->code_key, r.code_key);
-  EXPECT_EQ(jit::compile_all(c, {k}, &cache, 1, false)[0].binary, old.binary);
-}
-
 #if defined(TUNETAB_PLATFORM_NVIDIA)
 // ptxas serializes a wgmma pipeline whose accumulators are read between MMA groups, and says so only in its
 // log: the compile check (the jit tests) must fail such a kernel. A planted one, and a real TMA kernel that must not.

@@ -23,15 +23,6 @@ std::vector<EmbeddedHeader> embedded_headers() {
   return out;
 }
 
-const std::string& embedded_headers_hash() {
-  static const std::string h = [] {
-    std::string all;
-    for (const auto& e : embedded_headers()) all += e.name + '\0' + std::string(e.text) + '\0';
-    return hash_hex(all);
-  }();
-  return h;
-}
-
 std::vector<std::string> included_headers(const std::string& source, const std::vector<EmbeddedHeader>& headers) {
   static const std::regex include_line(R"(#\s*include\s*[<"]([^">]+)[">])");
   std::set<std::string> found;
@@ -104,8 +95,6 @@ std::string Compiler::key_text(const KernelSource& k) const {
   return key_text(k, it->second);
 }
 
-std::string Compiler::legacy_key_text(const KernelSource& k) const { return key_text(k, embedded_headers_hash()); }
-
 db::CodeObjectRecord Compiler::compile(const KernelSource& k) const {
   db::CodeObjectRecord rec;
   rec.key_text = key_text(k);
@@ -177,18 +166,6 @@ std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const st
                                               db::Store* cache, int jobs, bool show_progress) {
   std::vector<db::CodeObjectRecord> out(sources.size());
   std::vector<std::size_t> todo;
-  if (cache) {
-    // NOTE: keys once held the hash of every embedded header (tunetab 0.1.0 until headers_hash_for()). Where
-    // that hash is today's, the code it keyed is this source's very code: its key is renamed, in the cache and
-    // in the results and coverage that name it, so they stand.
-    std::map<std::string, std::pair<std::string, std::string>> renames;
-    for (const auto& k : sources) {
-      std::string key = compiler.key_text(k);
-      std::string legacy_hash = hash_hex(compiler.legacy_key_text(k)), hash = hash_hex(key);
-      if (legacy_hash != hash) renames.emplace(std::move(legacy_hash), std::make_pair(std::move(hash), std::move(key)));
-    }
-    cache->rename_code_keys(renames);
-  }
   for (std::size_t i = 0; i < sources.size(); ++i) {
     if (cache) {
       const std::string key = compiler.key_text(sources[i]);
@@ -196,7 +173,6 @@ std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const st
         out[i] = std::move(*hit);
         continue;
       }
-
     }
     todo.push_back(i);
   }

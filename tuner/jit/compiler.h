@@ -24,8 +24,6 @@ class Compiler {
   /// The whole cache key (family, source, the hash of the headers it includes, flags, compiler, arch,
   /// tunetab version).
   std::string key_text(const KernelSource& k) const;
-  /// The key as it was before headers_hash_for(): with the hash of every embedded header.
-  std::string legacy_key_text(const KernelSource& k) const;
   /// Compiles; never throws for a compile error (ok = false with the log), only for infrastructure failures.
   db::CodeObjectRecord compile(const KernelSource& k) const;
 

@@ -16,8 +16,6 @@ struct EmbeddedHeader {
   std::string_view text;
 };
 std::vector<EmbeddedHeader> embedded_headers();
-/// Hash over every embedded header's name and text: what cache keys held before headers_hash_for().
-const std::string& embedded_headers_hash();
 /// The names of the headers `source` includes, directly or through each other (`#include "x"` or <x>,
 /// wherever it stands: a conditional include counts), in `headers`' order.
 std::vector<std::string> included_headers(const std::string& source, const std::vector<EmbeddedHeader>& headers);
