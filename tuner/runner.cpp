@@ -315,7 +315,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
   //    domain.
   Target unpruned = target;
   unpruned.cu_count = 0;  // NOTE: split-K's occupancy pruning is about speed, not correctness
-  auto cover = [&](std::size_t pi, ProblemSummary& sum) {
+  auto cover = [&](std::size_t pi, ProblemSummary& sum, const std::map<std::string, std::string>& keys) {
     const Json& p = problems[pi];
     sum.covered_config.clear();
     sum.covered_ms = 0;
@@ -324,7 +324,6 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
     const auto ranges = domain.ranges(ops, p);
     const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
     const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
-    const auto keys = current_code_keys(ops, plans[pi], compiled);
     auto passed = current_passed(store, device_id, problem_id, version, keys);
     std::stable_sort(passed.begin(), passed.end(), [](const db::ResultRecord& a, const db::ResultRecord& b) {
       return (a.timing_phase == "final") > (b.timing_phase == "final");
@@ -618,7 +617,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         sum.passed = static_cast<int>(passed.size());
         again = false;
         if (opt.coverage) {
-          cover(pi, sum);
+          cover(pi, sum, keys);
           // A tiered row whose tried candidates all fail coverage tries the configs it skipped, once.
           if (sum.covered_config.empty() && !rest.empty()) {
             sweep_rest("none passed coverage");

@@ -205,7 +205,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   d.grid[0] = static_cast<unsigned>((p_.n + c.block_n - 1) / c.block_n);
   d.grid[1] = c.math == Math::kSkinny ? 1u : static_cast<unsigned>((p_.m + c.block_m - 1) / c.block_m);
   d.grid[2] = static_cast<unsigned>(c.split_k);
-  if (c.persistent > 0) {  // the kernel walks every tile with a stride of c.persistent CTAs
+  if (c.persistent > 0) {  // one row of at most c.persistent CTAs: the kernel walks every tile, striding by it
     TUNETAB_ASSERT(c.split_k == 1, "a persistent grid has split-K 1");
     d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(c.persistent, std::int64_t{d.grid[0]} * d.grid[1]));
     d.grid[1] = 1;
