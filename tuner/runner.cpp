@@ -75,7 +75,8 @@ int compile_and_report(const std::vector<KernelSource>& sources, const std::stri
   }
   std::printf("compile-checked %zu code objects for %s with %s: %d failed (%.1f s of compile time)\n", objects.size(),
               arch.c_str(), jit::Compiler::version().c_str(), failures, total_ms / 1000);
-  // NOTE: seen on the H200 machine (NVRTC 13.0.88, the same library as here): empty logs, even with -v.
+  // NOTE: seen on the H200 machine (NVRTC 13.0.88) on compiles served by the CUDA compute cache, which
+  // jit::Compiler now switches off; a warning if any other NVRTC still returns none.
   if (unreported > 0)
     std::fprintf(stderr, "warning: %d code object(s) came back without ptxas's report: serialized wgmma pipelines "
                  "cannot be detected with this NVRTC\n", unreported);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "db/store.h"
 #include "kernels/gemm/gemm.h"
@@ -136,6 +137,10 @@ __global__ void planted_serialized(GemmArgs p) {
   ASSERT_TRUE(rec.ok) << rec.log;  // it compiles and would run: only the log tells
   if (!has_ptxas_report(rec.log)) GTEST_SKIP() << "this NVRTC returns no ptxas report: the check is blind here";
   EXPECT_NE(wgmma_serialization_note(rec.log).find("C751"), std::string::npos) << rec.log;
+  // The same source again: served from the CUDA compute cache, NVRTC would return no report (seen on the H200
+  // machine); jit::Compiler switches that cache off.
+  EXPECT_STREQ(std::getenv("CUDA_CACHE_DISABLE"), "1");
+  EXPECT_TRUE(has_ptxas_report(c.compile(planted).log)) << "a repeated compile came back without ptxas's report";
   EXPECT_EQ(compile_and_report({planted}, "sm_90a", opt, nullptr), 1);
   // The swapped-operand TMA kernel: its transposed epilogue once serialized the main loop (a NaN branch in
   // the bf16 rounding); it must compile clean.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <regex>
@@ -58,6 +59,12 @@ Compiler::Compiler(CompileOptions options) : options_(std::move(options)) {
   // NOTE: ptxas's notes (registers, spills, a serialized wgmma pipeline: C7514/C7517) reach the log only
   // with -v on some machines; the compile check reads them there.
   flags_.push_back("--ptxas-options=-v");
+  // NOTE: NVRTC serves a repeated compile from the CUDA compute cache and then returns no ptxas report (on the
+  // H200 machine a second compile of the same source took 0.0 s and came back with an empty log), which blinds
+  // the compile check. tunetab caches its code objects itself, so that cache is switched off (NVIDIA/cuda-python
+  // issue 1124: CUDA_CACHE_DISABLE=1 makes NVRTC print the report every time).
+  static std::once_flag no_cache;
+  std::call_once(no_cache, [] { ::setenv("CUDA_CACHE_DISABLE", "1", 1); });
 #else
   if (options_.arch.rfind("gfx", 0) != 0)
     throw_input("--target " + options_.arch + ": this tunetab is built for HIP's AMD platform; use a gfx arch");
