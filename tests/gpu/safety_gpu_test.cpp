@@ -100,8 +100,9 @@ TEST(SafetyGpu, PlantedFaultsAreCaughtWhileTheRunCompletesAndTheTableIsCertified
   EXPECT_EQ(store.disposition_counts(), before);
   EXPECT_EQ(store.coverage_counts(), coverage_before);
 
-  // A stored verdict stands only for the code it judged: with the covered config's stored keys changed (as
-  // after a template edit), a rerun judges it again, and its coverage, and exports it only then.
+  // A stored verdict stands only for the code it judged. Export takes a row only where its coverage ran the
+  // code its result timed; a rerun judges again a result and coverage whose keys are not the current code's
+  // (as after a template edit) and exports the row only then.
   auto count = [&](const std::string& sql) {
     sqlite3_stmt* st = nullptr;
     EXPECT_EQ(sqlite3_prepare_v2(store.handle(), sql.c_str(), -1, &st, nullptr), SQLITE_OK) << sql;
@@ -110,11 +111,13 @@ TEST(SafetyGpu, PlantedFaultsAreCaughtWhileTheRunCompletesAndTheTableIsCertified
     return n;
   };
   const std::string covered = "(SELECT id FROM configs WHERE name = '" + ragged.covered_config + "')";
-  for (const char* table : {"results", "coverage"}) {
+  auto make_stale = [&](const char* table) {
     const std::string sql = std::string("UPDATE ") + table + " SET code_key = 'stale' WHERE config_id = " + covered;
     ASSERT_EQ(sqlite3_exec(store.handle(), sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
-  }
-  EXPECT_LT(store.covered_results(kPlantedFamily).size(), 2u);  // stale coverage admits no row
+  };
+  make_stale("coverage");
+  EXPECT_LT(store.covered_results(kPlantedFamily).size(), 2u);  // coverage of other code admits no row
+  make_stale("results");  // both on the old code: the store alone cannot tell, the rerun does
   tune(ops, problems, opt, store);
   EXPECT_EQ(count("SELECT COUNT(*) FROM results WHERE code_key = 'stale'"), 0);
   EXPECT_EQ(count("SELECT COUNT(*) FROM coverage WHERE code_key = 'stale'"), 0);
