@@ -84,8 +84,18 @@ def time_lines(path):
 
 
 def report(args):
+    """Each family's section where its timings and baseline were given (each pair from one device call)."""
+    failures = []
+    if args.fp8_time and args.fp8_baseline:
+        failures += report_fp8(args)
+    if args.moe_time and args.moe_baseline:
+        failures += report_moe(args)
+    if failures:
+        print("\nValidation failures in the timing runs:\n" + "\n".join(f"- {x}" for x in failures))
+
+
+def report_fp8(args):
     fp8_t, fp8_fail = time_lines(args.fp8_time)
-    moe_t, moe_fail = time_lines(args.moe_time)
     base = json.load(open(args.fp8_baseline))
     print(f"Ceilings measured in this call: copy {base['copy_bytes_per_s'] / 1e12:.2f} TB/s, FP8 matmul "
           f"{base['fp8_matmul_flops_per_s'] / 1e12:.0f} TFLOP/s ({base['device']}, torch {base['torch']}).\n")
@@ -119,6 +129,11 @@ def report(args):
                   f"{n_over} of {len(worst[band])} shapes over the floor.")
     if missing:
         print("\nShapes without a tunetab time (a missing row or a failed timing run): " + ", ".join(missing))
+    return fp8_fail
+
+
+def report_moe(args):
+    moe_t, moe_fail = time_lines(args.moe_time)
     print("\nFused MoE FP8 per-1x128 (model_dim 6144, inter_dim 2048, 32 experts, top-8): tunetab's exported row for "
           "each M, re-timed, against the bf16 `torch._grouped_mm` MoE, same method, same call; roofline = FP8 weight "
           "reads at the copy bandwidth.\n")
@@ -143,8 +158,7 @@ def report(args):
               f"`{cfg}` |")
     print("\nMoE floor misses (slower than the baseline; < 60% of the roofline at M 16..336): " +
           ("; ".join(misses) if misses else "none"))
-    if fp8_fail or moe_fail:
-        print("\nValidation failures in the timing runs:\n" + "\n".join(f"- {x}" for x in fp8_fail + moe_fail))
+    return moe_fail
 
 
 def main():
@@ -154,9 +168,12 @@ def main():
     s.add_argument("--tables", required=True)
     s.add_argument("--m", default="1,16,64,128,256,304,336,512,1024,2048,4096")
     r = sub.add_parser("report")
-    for a in ("--tables", "--fp8-time", "--moe-time", "--fp8-baseline", "--moe-baseline"):
-        r.add_argument(a, required=True)
+    r.add_argument("--tables", required=True)
+    for a in ("--fp8-time", "--moe-time", "--fp8-baseline", "--moe-baseline"):
+        r.add_argument(a)
     args = ap.parse_args()
+    if args.cmd == "report" and not ((args.fp8_time and args.fp8_baseline) or (args.moe_time and args.moe_baseline)):
+        ap.error("report: give --fp8-time with --fp8-baseline, or --moe-time with --moe-baseline, or both")
     specs(args) if args.cmd == "specs" else report(args)
 
 
