@@ -29,7 +29,6 @@ step() {  # step NAME command...
   if timeout "${STEP_TIMEOUT:-900}" "$@" >"$out/$name.log" 2>&1; then r=ok; else r=FAILED; status=1; fi
   summary+=$(printf '%-10s %-7s %4ss  %s' "$name" "$r" $((SECONDS - t0)) "$(tail -n 1 "$out/$name.log")")$'\n'
 }
-summary=""
 parts=" ${PARTS:-unit gpu e2e safety} "
 [ "${SAFETY:-1}" != 0 ] || parts=${parts/ safety / }
 want() { [[ $parts == *" $1 "* ]]; }
