@@ -372,7 +372,7 @@ struct Fp8TmaRegs {
 /// block, one 128-byte swizzled row per operand row) by TMA into kStages stages, counted on the stage's
 /// mbarrier; one consumer warpgroup per 64 rows x kWarpN columns multiplies a stage into a temporary fp32
 /// fragment (four m64nNk32 MMAs), releases the stage, and promotes the fragment into its accumulator with the
-/// row's and the column block's scales, loaded one K block ahead. The consumer warpgroups of a CTA interleave:
+/// row's and the column block's scales, loaded before the wait. The consumer warpgroups of a CTA interleave:
 /// one promotes while another's MMAs run. Where the fragments need more registers than the launch's even
 /// share (warp_n 192 with two consumers), the producer warpgroup gives its own up (setmaxnreg). (Overlapping
 /// a warpgroup's own promotion with its next MMAs, with two fragments, makes ptxas serialize the wgmmas and
