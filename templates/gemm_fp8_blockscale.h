@@ -165,10 +165,6 @@ gemm_fp8_blockscale(Fp8GemmArgs p) {
       copy_commit();
       const u8* sa = base + (kt % kStages) * S::kStageBytes;
       const u8* sb = sa + kBlockM * 128;
-      // The scales before the MMAs, which their loads overlap (block_n 64 or 128: one column block).
-      const int kb = (k_begin + kt * kBlockK) >> 7;
-      const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
-      const float sb_kb = fp8_col_scale(p, bn0, kb);
       fence_operands(tmp);
       wgmma_fence();
       // k32 step kk: +32 bytes (2 descriptor units) along the 128-byte swizzled row.
@@ -182,13 +178,15 @@ gemm_fp8_blockscale(Fp8GemmArgs p) {
       wgmma_wait<0>();
       fence_operands(tmp);
       // Promotion: fragment element j*4 + e is row row0 + (e / 2) * 8, column bn0 + j*8 + (lane % 4)*2 + e % 2.
-      const float s0 = sa0 * sb_kb, s1 = sa1 * sb_kb;
+      const int kb = (k_begin + kt * kBlockK) >> 7;
+      const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
 #pragma unroll
       for (int j = 0; j < kBlockN / 8; ++j) {
-        acc[j * 4 + 0] += tmp[j * 4 + 0] * s0;
-        acc[j * 4 + 1] += tmp[j * 4 + 1] * s0;
-        acc[j * 4 + 2] += tmp[j * 4 + 2] * s1;
-        acc[j * 4 + 3] += tmp[j * 4 + 3] * s1;
+        const float sbj = fp8_col_scale(p, bn0 + j * 8, kb);
+        acc[j * 4 + 0] += tmp[j * 4 + 0] * (sa0 * sbj);
+        acc[j * 4 + 1] += tmp[j * 4 + 1] * (sa0 * sbj);
+        acc[j * 4 + 2] += tmp[j * 4 + 2] * (sa1 * sbj);
+        acc[j * 4 + 3] += tmp[j * 4 + 3] * (sa1 * sbj);
       }
     }
 #pragma unroll
@@ -492,14 +490,13 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
         fence_operands(tmp);
         if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
         // Fragment element j*4 + e is row row0 + (e / 2) * 8, column n0 + j*8 + (lane % 4)*2 + e % 2.
-        const float s0_lo = sa0 * sb_lo, s1_lo = sa1 * sb_lo, s0_hi = sa0 * sb_hi, s1_hi = sa1 * sb_hi;
 #pragma unroll
         for (int j = 0; j < kWarpN / 8; ++j) {
-          const bool hi = n0 + j * 8 >= col_hi;
-          acc[j * 4 + 0] += tmp[j * 4 + 0] * (hi ? s0_hi : s0_lo);
-          acc[j * 4 + 1] += tmp[j * 4 + 1] * (hi ? s0_hi : s0_lo);
-          acc[j * 4 + 2] += tmp[j * 4 + 2] * (hi ? s1_hi : s1_lo);
-          acc[j * 4 + 3] += tmp[j * 4 + 3] * (hi ? s1_hi : s1_lo);
+          const float sbj = n0 + j * 8 >= col_hi ? sb_hi : sb_lo;
+          acc[j * 4 + 0] += tmp[j * 4 + 0] * (sa0 * sbj);
+          acc[j * 4 + 1] += tmp[j * 4 + 1] * (sa0 * sbj);
+          acc[j * 4 + 2] += tmp[j * 4 + 2] * (sa1 * sbj);
+          acc[j * 4 + 3] += tmp[j * 4 + 3] * (sa1 * sbj);
         }
       }
 #pragma unroll
