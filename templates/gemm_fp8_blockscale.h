@@ -460,20 +460,11 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       float acc[kWarpN / 2], tmp[kWarpN / 2];
 #pragma unroll
       for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
-      // A K block's scales (the thread's two rows', the warpgroup's one or two column blocks'), loaded one K
-      // block ahead: a load from L2 takes longer than a K block's MMAs, which were all that hid it.
-      float next_sa0 = 0.f, next_sa1 = 0.f, next_sb_lo = 0.f, next_sb_hi = 0.f;
-      auto load_scales = [&](int kb) {
-        next_sa0 = fp8_row_scale<Index>(p, row0, kb);
-        next_sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
-        next_sb_lo = p.b_scale[nb_lo * p.scale_k + kb];
-        next_sb_hi = p.b_scale[nb_hi * p.scale_k + kb];
-      };
-      if (k_tiles > 0) load_scales(kb0);
       for (int i = 0; i < k_tiles; ++i, ++use) {
-        const int s = use % kStages;
-        const float sa0 = next_sa0, sa1 = next_sa1, sb_lo = next_sb_lo, sb_hi = next_sb_hi;
-        if (i + 1 < k_tiles) load_scales(kb0 + i + 1);
+        const int s = use % kStages, kb = kb0 + i;
+        // The scales first: their loads overlap the wait for the stage.
+        const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
+        const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb], sb_hi = p.b_scale[nb_hi * p.scale_k + kb];
         mbar_wait(&full_bar[s], (use / kStages) & 1);
         const u8* sa = base + s * kStageBytes;
         const u8* sb = sa + kBlockM * kBlockK;
