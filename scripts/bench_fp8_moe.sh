@@ -13,6 +13,7 @@ out=${OUT:-out}
 tables=${TABLES:-runs/glm5}
 ms=${M:-1,16,64,128,256,304,336,512,1024,2048,4096}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)  # absolute: the baselines run from bench/
 parts=" ${PARTS:-fp8 moe} "
 [ -f "$tables/a8w8_blockscale_tuned_gemm.csv" ] && [ -f "$tables/tuned_fmoe.csv" ] || { echo "no exported tables in $tables" >&2; exit 2; }
 eval "$(python3 bench/report6.py specs --tables "$tables" --m "$ms")"
@@ -21,7 +22,7 @@ args=()
 if [[ $parts == *" fp8 "* ]]; then
   TUNETAB_TIME_FP8="$FP8_SPEC" "$bin/tunetab_gpu_tests" --gtest_filter='GemmFp8Gpu.TimeConfigs*' > "$out/fp8_time.log" 2>&1 || true
   echo "tunetab FP8 timing: $((SECONDS - t0)) s"
-  (cd bench && PYTHONUNBUFFERED=1 python3 fp8_baseline.py --shapes "$FP8_SHAPES" --json "../$out/fp8_baseline.json") > "$out/fp8_baseline.log" 2>&1
+  (cd bench && PYTHONUNBUFFERED=1 python3 fp8_baseline.py --shapes "$FP8_SHAPES" --json "$out/fp8_baseline.json") > "$out/fp8_baseline.log" 2>&1
   echo "with cuBLASLt: $((SECONDS - t0)) s"
   args+=(--fp8-time "$out/fp8_time.log" --fp8-baseline "$out/fp8_baseline.json")
 fi
@@ -29,7 +30,7 @@ if [[ $parts == *" moe "* ]]; then
   TUNETAB_TIME_MOE="$MOE_SPEC" "$bin/tunetab_gpu_tests" --gtest_filter='MoeGpu.TimeConfigs*' > "$out/moe_time.log" 2>&1 || true
   echo "tunetab MoE timing: $((SECONDS - t0)) s"
   rm -f "$out/moe_baseline.jsonl"
-  (cd bench && PYTHONUNBUFFERED=1 python3 moe_baseline.py --m "$ms" --routing balanced,skewed --out "../$out/moe_baseline.jsonl") > "$out/moe_baseline.log" 2>&1
+  (cd bench && PYTHONUNBUFFERED=1 python3 moe_baseline.py --m "$ms" --routing balanced,skewed --out "$out/moe_baseline.jsonl") > "$out/moe_baseline.log" 2>&1
   echo "with the grouped_mm baseline: $((SECONDS - t0)) s"
   args+=(--moe-time "$out/moe_time.log" --moe-baseline "$out/moe_baseline.jsonl")
 fi
