@@ -16,7 +16,9 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 /// Uniform [-amp, amp) bf16 values.
 std::vector<std::uint16_t> random_scaled(std::size_t count, std::uint64_t seed, float amp) {
   std::vector<std::uint16_t> v = gemm::random_bf16(count, seed);
-  for (auto& x : v) x = gemm::float_to_bf16(gemm::bf16_to_float(x) * amp);
+  const auto n = static_cast<std::int64_t>(count);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) v[i] = gemm::float_to_bf16(gemm::bf16_to_float(v[i]) * amp);
   return v;
 }
 
