@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "kernels/moe/moe.h"
@@ -244,14 +245,32 @@ TEST_F(MoeGpu, TimeConfigsFromEnvironment) {
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_MOE=M[,skewed]:config,... to time configs";
   const auto specs = parse_time_specs(spec);
   ASSERT_TRUE(specs) << "TUNETAB_TIME_MOE: expected M[,skewed]:config,...[;M[,skewed]:config,...]";
+  // Each spec's problem: its M and routing, in its first config's dtype.
+  std::vector<moe::Problem> problems;
   for (const TimeSpec& ts : *specs) {
     const auto comma = ts.head.find(',');
     moe::Problem p{std::stoll(ts.head.substr(0, comma)), 6144, 2048, 32, 8, moe::Quant::kFp8, moe::Routing::kBalanced};
     if (comma != std::string::npos) p.routing = moe::routing_from_string(ts.head.substr(comma + 1));
-    // One workload (its reference takes seconds at M = 4096) in the first config's dtype serves them all.
     p.quant = moe::Config::from_name(ts.configs.front()).quant;
-    moe::Workload w(p, 3, 2, split_ws(p, 4));
-    for (const std::string& name : ts.configs) {
+    problems.push_back(p);
+  }
+  // One workload per (dtype, routing), at the largest M asked for; set_m() serves the smaller ones from it
+  // with the inputs a workload of their own would have had (the hidden states and the routing are drawn token
+  // by token from the same seed), so the weights (1.2 GB at this shape) and the reference are made once, not
+  // once per M: the tuner's own method.
+  std::map<std::pair<moe::Quant, moe::Routing>, std::unique_ptr<moe::Workload>> workloads;
+  for (const moe::Problem& p : problems) {
+    auto& w = workloads[{p.quant, p.routing}];
+    moe::Problem cap = p;
+    for (const moe::Problem& o : problems)
+      if (o.quant == p.quant && o.routing == p.routing) cap.m = std::max(cap.m, o.m);
+    if (!w) w = std::make_unique<moe::Workload>(cap, 3, 2, split_ws(cap, 4));
+  }
+  for (std::size_t i = 0; i < specs->size(); ++i) {
+    const moe::Problem& p = problems[i];
+    moe::Workload& w = *workloads.at({p.quant, p.routing});
+    w.set_m(p.m);
+    for (const std::string& name : (*specs)[i].configs) {
       const auto c = moe::Config::from_name(name);
       if (const auto why = c.quant != p.quant ? std::optional<std::string>("not the first config's dtype")
                                               : moe::why_unsupported(p, c, Target::from_arch(facts_.arch))) {

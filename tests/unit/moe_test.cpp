@@ -372,6 +372,31 @@ TEST(MoeReference, EigenMatchesPlainLoopsOnTinyProblems) {
     }
 }
 
+TEST(MoeReference, AnMsInputsAndReferenceAreTheCapacitysFirstRows) {
+  // Workload::set_m and the timing tool serve every M from one capacity workload: that holds only if the
+  // hidden states and the routing are drawn token by token, so M's are the capacity's first rows.
+  for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
+    const moe::Problem cap{37, 256, 128, 8, 3, moe::Quant::kFp8, routing};
+    const auto hc = moe::make_operands(cap, 5);
+    const auto rc = moe::reference_moe(cap, hc);
+    for (std::int64_t m : {1, 16, 36}) {
+      moe::Problem p = cap;
+      p.m = m;
+      const auto h = moe::make_operands(p, 5);
+      EXPECT_TRUE(std::equal(h.hidden.begin(), h.hidden.end(), hc.hidden.begin())) << "M=" << m;
+      EXPECT_TRUE(std::equal(h.routing.topk_ids.begin(), h.routing.topk_ids.end(), hc.routing.topk_ids.begin())) << "M=" << m;
+      EXPECT_TRUE(std::equal(h.routing.topk_weights.begin(), h.routing.topk_weights.end(), hc.routing.topk_weights.begin()))
+          << "M=" << m;
+      EXPECT_EQ(h.w1q, hc.w1q);
+      EXPECT_EQ(h.w2s, hc.w2s);
+      const auto r = moe::reference_moe(p, h);
+      ASSERT_EQ(r.size(), static_cast<std::size_t>(m * cap.model_dim));
+      // The same inputs; only Eigen's blocking over a different row count may change the last bits.
+      for (std::size_t i = 0; i < r.size(); ++i) ASSERT_NEAR(r[i], rc[i], 1e-5f * (1 + std::fabs(rc[i]))) << "M=" << m << " i=" << i;
+    }
+  }
+}
+
 TEST(MoeReference, Fp8DiffersFromBf16ButStaysClose) {
   moe::Problem p{4, 256, 256, 4, 2, moe::Quant::kBf16, moe::Routing::kBalanced};
   const auto hb = moe::make_operands(p, 7);
