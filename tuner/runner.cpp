@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -54,6 +55,40 @@ std::string wgmma_serialization_note(const std::string& log) {
 }
 
 bool has_ptxas_report(const std::string& log) { return log.find("registers") != std::string::npos; }
+
+std::vector<db::BestRow> rows_on_current_code(const FamilyOps& ops, std::vector<db::BestRow> rows,
+                                              const std::vector<std::string>& jit_flags, std::vector<std::string>* stale) {
+  // One compiler per device arch, for its keys only (nothing is compiled); nullopt where this build has none.
+  std::map<std::string, std::optional<jit::Compiler>> compilers;
+  std::map<std::string, std::string> why_none;
+  std::vector<db::BestRow> out;
+  for (db::BestRow& r : rows) {
+    auto [it, fresh] = compilers.try_emplace(r.device.arch);
+    if (fresh) try {
+        it->second.emplace(jit::CompileOptions{r.device.arch, jit_flags});
+      } catch (const Error& e) {
+        why_none[r.device.arch] = e.what();
+      }
+    std::string why;
+    if (!r.coverage) {
+      why = "no coverage record";
+    } else if (!it->second) {
+      why = "this tunetab cannot build its code for " + r.device.arch + " (" + why_none[r.device.arch] + ")";
+    } else {
+      std::string keys;
+      for (const auto& k : ops.kernels(r.config_name, r.coverage->index_bits))
+        keys += (keys.empty() ? "" : "+") + hash_hex(it->second->key_text(k));
+      if (keys != r.coverage->code_key)
+        why = "validated on other code than this tunetab's (a template, header, flag or compiler changed since)";
+    }
+    if (why.empty()) {
+      out.push_back(std::move(r));
+    } else if (stale) {
+      stale->push_back(r.config_name + " for " + r.problem_json + ": " + why);
+    }
+  }
+  return out;
+}
 
 int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,
                        db::Store* cache) {

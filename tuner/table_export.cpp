@@ -19,6 +19,7 @@
 #include "kernels/moe/moe.h"
 #include "tuner/error.h"
 #include "tuner/family_ops.h"
+#include "tuner/runner.h"
 #include "tuner/safety/certify.h"
 
 namespace tunetab {
@@ -114,7 +115,11 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
   std::optional<db::DeviceRecord> device;
   for (const PlanKey& key : plan.keys) {
     const FamilyOps& ops = family_ops(key.family);
-    if (!covered.count(key.family)) covered[key.family] = store.covered_results(key.family);
+    if (!covered.count(key.family)) {
+      std::vector<std::string> stale;
+      covered[key.family] = rows_on_current_code(ops, store.covered_results(key.family), opt.jit_flags, &stale);
+      for (const auto& s : stale) out.missing.push_back(key.family + " " + s);
+    }
     std::map<std::string, const db::BestRow*> by_key;
     for (const auto& b : covered[key.family])
       if (opt.device.empty() || b.device.name == opt.device) by_key.emplace(ops.key(nlohmann::json::parse(b.problem_json)), &b);

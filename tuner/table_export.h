@@ -23,6 +23,7 @@ struct ExportOptions {
   std::string dir;               // created when absent
   std::string device;            // only rows tuned on the device of this name ("": any)
   std::string vllm_device_name;  // vLLM's file names ("": the tuning device's name, spaces as '_')
+  std::vector<std::string> jit_flags;  // the tune's: a row is exported only if it judged the code they build now
 };
 
 struct ExportedTable {

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "db/store.h"
 #include "kernels/gemm/gemm.h"
+#include "tuner/family_ops.h"
 #include "tuner/hash.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/jit/embedded.h"
@@ -15,9 +17,11 @@ using namespace tunetab;
 #if defined(TUNETAB_PLATFORM_NVIDIA)
 static const char* kArch = "sm_90a";
 static const char* kOtherArch = "sm_100a";
+static const char* kOtherPlatformArch = "gfx942";
 #else
 static const char* kArch = "gfx90a";
 static const char* kOtherArch = "gfx942";
+static const char* kOtherPlatformArch = "sm_90a";
 #endif
 
 static KernelSource some_kernel(int bits = 32) {
@@ -98,6 +102,39 @@ TEST(JitCompile, CompilesCachesAndReportsErrors) {
   const auto bad = c.compile(broken);
   EXPECT_FALSE(bad.ok);
   EXPECT_NE(bad.log.find("error"), std::string::npos) << bad.log;
+}
+
+TEST(JitKey, ExportKeepsOnlyRowsJudgedOnTheCodeItBuildsNow) {
+  const FamilyOps& ops = family_ops(gemm::kFamily);
+  const std::string config = "m64n64k64_w32x32_s3_mma_v8_sk1";
+  // The key a tune stores with the row's coverage: its compile's.
+  const auto rec = jit::Compiler({kArch, {}}).compile(ops.kernels(config, 32).at(0));
+  auto row = [&](const std::string& arch, std::optional<std::string> code_key) {
+    db::BestRow r;
+    r.config_name = config;
+    r.problem_json = R"({"m":16,"n":64,"k":64})";
+    r.device.arch = arch;
+    if (code_key) {
+      db::CoverageRecord c;
+      c.index_bits = 32;
+      c.code_key = *code_key;
+      r.coverage = c;
+    }
+    return r;
+  };
+  std::vector<std::string> stale;
+  const auto kept = rows_on_current_code(
+      ops, {row(kArch, rec.key_hash), row(kArch, "the key of an older template"), row(kArch, std::nullopt), row(kOtherPlatformArch, rec.key_hash)},
+      {}, &stale);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].coverage->code_key, rec.key_hash);
+  ASSERT_EQ(stale.size(), 3u);
+  EXPECT_NE(stale[0].find("other code"), std::string::npos) << stale[0];
+  EXPECT_NE(stale[0].find(config), std::string::npos) << stale[0];
+  EXPECT_NE(stale[1].find("no coverage"), std::string::npos) << stale[1];
+  EXPECT_NE(stale[2].find("cannot build"), std::string::npos) << stale[2];
+  // The tune's flags are part of its code: a row tuned without them is other code for a build with them.
+  EXPECT_TRUE(rows_on_current_code(ops, {row(kArch, rec.key_hash)}, {"-DEXTRA=1"}, nullptr).empty());
 }
 
 #if defined(TUNETAB_PLATFORM_NVIDIA)

@@ -94,7 +94,11 @@ void read_domain_options(const po::variables_map& vm, TuneOptions& opt) {
 /// read back before returning. Returns the number of rows.
 std::size_t export_certified(db::Store& store, const std::string& family, const TuneOptions& opt, const std::string& path) {
   const FamilyOps& ops = family_ops(family);
-  const auto best = store.covered_results(family);
+  std::vector<std::string> stale;
+  const auto best = rows_on_current_code(ops, store.covered_results(family), opt.jit_flags, &stale);
+  if (!stale.empty())
+    std::fprintf(stderr, "warning: %zu row(s) not exported: judged on other code (run tune again to judge them on this "
+                 "tunetab's; pass the --jit-flag the tune used), e.g. %s\n", stale.size(), stale.front().c_str());
   const auto rows = exporters::aiter_bf16_gemm_rows(best);
   std::ostringstream text;
   exporters::write_aiter_bf16_gemm(text, rows);
@@ -276,6 +280,7 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
   ExportOptions eo;
   eo.dir = vm["export-dir"].as<std::string>();
   eo.device = device;
+  eo.jit_flags = opt.jit_flags;
   if (vm.count("vllm-device-name")) eo.vllm_device_name = vm["vllm-device-name"].as<std::string>();
   const ExportResult ex = export_plan(store, plan, matrix, eo);
   std::printf("\n");
@@ -398,7 +403,9 @@ int cmd_export(const Args& args) {
       ("format", po::value<std::string>()->default_value("aiter-bf16-gemm"), "table format: aiter-bf16-gemm")
       ("family", po::value<std::string>()->default_value(gemm::kFamily), "kernel family whose rows are exported")
       ("output,o", po::value<std::string>(), "output file; its certificate goes to FILE.cert.json")
-      ("unverified", "the fastest passing rows without coverage or certificate (stdout without -o)");
+      ("unverified", "the fastest passing rows without coverage or certificate (stdout without -o)")
+      ("jit-flag", po::value<std::vector<std::string>>(&opt.jit_flags),
+       "the tune's extra hipRTC flags (repeatable): a row is exported only if it was validated on the code they build now");
   add_domain_options(d);
   po::variables_map vm;
   if (!parse(args, d, vm, "tunetab export --format aiter-bf16-gemm [--db F] -o F")) return 0;
