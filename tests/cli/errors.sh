@@ -45,6 +45,7 @@ expect 2 "--m-max 0: expected a positive M" -- "$tt" tune --db "$tmp/a.db" --sha
 expect 2 "--export needs coverage" -- "$tt" tune --db "$tmp/a.db" --shapes "16,64,64" --no-coverage --export "$tmp/t.csv"
 expect 2 "-o/--output is required: the certificate" -- "$tt" export --db "$tmp/a.db"
 expect 2 "family 'gemm_fp9'" -- "$tt" export --db "$tmp/a.db" --family gemm_fp9 -o "$tmp/t.csv"
+expect 1 "no gemm_bf16 row to export" -- "$tt" export --db "$tmp/a.db" -o "$tmp/t.csv"
 expect 2 "the option '--table' is required|--table" -- "$tt" verify
 expect 2 "nope.csv: cannot open" -- "$tt" verify --table "$tmp/nope.csv"
 printf 'gfx,cu_num,M,N,K,bias,dtype,outdtype,scaleAB,bpreshuffle,libtype,solidx,splitK,us,kernelName,err_ratio,tflops,bw\nsm_90a,132,16,64,64,False,torch.bfloat16,torch.bfloat16,False,False,tunetab,1,1,3.0,tunetab_gemm_bf16_m16n64k64_w16x16_s4_mma_v8_sk1,0.0,1.0,1.0\n' > "$tmp/t.csv"

@@ -99,6 +99,7 @@ std::size_t export_certified(db::Store& store, const std::string& family, const 
   if (!stale.empty())
     std::fprintf(stderr, "warning: %zu row(s) not exported: judged on other code (run tune again to judge them on this "
                  "tunetab's; pass the --jit-flag the tune used), e.g. %s\n", stale.size(), stale.front().c_str());
+  if (best.empty()) return 0;  // no table: nothing in it would be validated (the caller says so)
   const auto rows = exporters::aiter_bf16_gemm_rows(best);
   std::ostringstream text;
   exporters::write_aiter_bf16_gemm(text, rows);
@@ -418,8 +419,11 @@ int cmd_export(const Args& args) {
   if (!vm.count("unverified")) {
     if (!vm.count("output"))
       throw_input("-o/--output is required: the certificate is written beside the table (or --unverified for stdout)");
-    if (export_certified(store, family, opt, vm["output"].as<std::string>()) == 0)
-      std::fprintf(stderr, "warning: the database holds no %s result that passed coverage\n", family.c_str());
+    if (export_certified(store, family, opt, vm["output"].as<std::string>()) == 0) {
+      std::fprintf(stderr, "error: no %s row to export (none passed coverage on this tunetab's code); nothing written\n",
+                   family.c_str());
+      return 1;
+    }
     return 0;
   }
   const auto rows = exporters::aiter_bf16_gemm_rows(store.best_results(family));
