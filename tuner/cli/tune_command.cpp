@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -224,6 +225,7 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
     o.m_max = key.domain.last;
     if (tiered) o.anchor_ms = key.anchors;
     o.command_line = command_line + "  # key: " + key.label + "; search: " + strategy;
+    const auto key_start = std::chrono::steady_clock::now();
     const auto sums = tune(family_ops(key.family), key.problems, o, store);
     for (const auto& s : sums) {
       device = s.device;
@@ -265,6 +267,10 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
                   results.size());
       skewed_failures += bad;
     }
+    // NOTE: what a resumed key costs (its stored verdicts stand) against one judged again: for planning
+    // bounded device calls.
+    std::printf("  key done in %.0f s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - key_start).count());
+    std::fflush(stdout);
   }
   std::string line;
   for (const auto& [disp, n] : totals) line += " " + disp + "=" + std::to_string(n);
