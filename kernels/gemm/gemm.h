@@ -183,5 +183,7 @@ float bf16_to_float(std::uint16_t h);
 std::uint16_t float_to_bf16(float f);
 /// Uniform [-1, 1) bf16 values from a fixed seed (splitmix64).
 std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed);
+/// Element i of random_bf16(count, seed), for any count > i.
+std::uint16_t random_bf16_at(std::uint64_t seed, std::size_t i);
 
 }  // namespace tunetab::gemm

@@ -25,20 +25,21 @@ std::uint16_t float_to_bf16(float f) {
   return static_cast<std::uint16_t>(x >> 16);
 }
 
+std::uint16_t random_bf16_at(std::uint64_t seed, std::size_t i) {
+  // SplitMix64 on a counter: element i's value depends on i alone.
+  std::uint64_t z = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull + static_cast<std::uint64_t>(i + 1) * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+  return float_to_bf16(2.0f * u - 1.0f);
+}
+
 std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint64_t seed) {
   std::vector<std::uint16_t> out(count);
-  // SplitMix64 on a counter: element i's value depends on i alone, so the threads fill it in any order.
-  const std::uint64_t s0 = seed * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
   const auto n = static_cast<std::int64_t>(count);
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < n; ++i) {
-    std::uint64_t z = s0 + static_cast<std::uint64_t>(i + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    const float u = static_cast<float>(z >> 40) * (1.0f / 16777216.0f);  // [0, 1)
-    out[static_cast<std::size_t>(i)] = float_to_bf16(2.0f * u - 1.0f);
-  }
+  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = random_bf16_at(seed, static_cast<std::size_t>(i));
   return out;
 }
 

@@ -443,26 +443,61 @@ void quantize_rows_1x128(const std::vector<std::uint16_t>& x, std::int64_t rows,
     }
 }
 
-void quantize_blocks_128(const std::vector<std::uint16_t>& x, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                         bool fnuz, std::vector<std::uint8_t>& q, std::vector<float>& scale) {
+namespace {
+
+/// Quantizes [batch, rows, cols] per 128x128 block; fill(b, i, j, block) writes the block's values (row-major,
+/// its own width) into `block`, so each is produced once.
+template <typename Fill>
+void quantize_blocks_of(Fill fill, std::int64_t batch, std::int64_t rows, std::int64_t cols, bool fnuz,
+                        std::vector<std::uint8_t>& q, std::vector<float>& scale) {
   const std::int64_t rb = ceil_div(rows, 128), cb = ceil_div(cols, 128);
   q.assign(static_cast<std::size_t>(batch * rows * cols), 0);
   scale.assign(static_cast<std::size_t>(batch * rb * cb), 1.f);
 #pragma omp parallel for collapse(2)
   for (std::int64_t b = 0; b < batch; ++b)
-    for (std::int64_t i = 0; i < rb; ++i)
+    for (std::int64_t i = 0; i < rb; ++i) {
+      std::vector<float> block(128 * 128);
       for (std::int64_t j = 0; j < cb; ++j) {
-        const std::int64_t r1 = std::min(rows, (i + 1) * 128), c1 = std::min(cols, (j + 1) * 128);
-        const std::uint16_t* xb = x.data() + b * rows * cols;
+        const std::int64_t h = std::min(rows, (i + 1) * 128) - i * 128, w = std::min(cols, (j + 1) * 128) - j * 128;
+        fill(b, i, j, block.data());
         float amax = 0;
-        for (std::int64_t r = i * 128; r < r1; ++r)
-          for (std::int64_t c = j * 128; c < c1; ++c) amax = std::max(amax, std::fabs(gemm::bf16_to_float(xb[r * cols + c])));
+        for (std::int64_t e = 0; e < h * w; ++e) amax = std::max(amax, std::fabs(block[e]));
         const float s = amax > 0 ? amax / e4m3_max(fnuz) : 1.0f;
         scale[(b * rb + i) * cb + j] = s;
-        for (std::int64_t r = i * 128; r < r1; ++r)
-          for (std::int64_t c = j * 128; c < c1; ++c)
-            q[b * rows * cols + r * cols + c] = float_to_e4m3(gemm::bf16_to_float(xb[r * cols + c]) / s, fnuz);
+        for (std::int64_t r = 0; r < h; ++r)
+          for (std::int64_t c = 0; c < w; ++c)
+            q[b * rows * cols + (i * 128 + r) * cols + j * 128 + c] = float_to_e4m3(block[r * w + c] / s, fnuz);
       }
+    }
+}
+
+}  // namespace
+
+void quantize_blocks_128(const std::vector<std::uint16_t>& x, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                         bool fnuz, std::vector<std::uint8_t>& q, std::vector<float>& scale) {
+  quantize_blocks_of(
+      [&](std::int64_t b, std::int64_t i, std::int64_t j, float* block) {
+        const std::int64_t h = std::min(rows, (i + 1) * 128) - i * 128, w = std::min(cols, (j + 1) * 128) - j * 128;
+        const std::uint16_t* xb = x.data() + b * rows * cols + i * 128 * cols + j * 128;
+        for (std::int64_t r = 0; r < h; ++r)
+          for (std::int64_t c = 0; c < w; ++c) block[r * w + c] = gemm::bf16_to_float(xb[r * cols + c]);
+      },
+      batch, rows, cols, fnuz, q, scale);
+}
+
+void random_blocks_128(std::int64_t batch, std::int64_t rows, std::int64_t cols, std::uint64_t seed, float amp, bool fnuz,
+                       std::vector<std::uint8_t>& q, std::vector<float>& scale) {
+  quantize_blocks_of(
+      [&](std::int64_t b, std::int64_t i, std::int64_t j, float* block) {
+        const std::int64_t h = std::min(rows, (i + 1) * 128) - i * 128, w = std::min(cols, (j + 1) * 128) - j * 128;
+        for (std::int64_t r = 0; r < h; ++r)
+          for (std::int64_t c = 0; c < w; ++c) {
+            const auto at = static_cast<std::size_t>(b * rows * cols + (i * 128 + r) * cols + j * 128 + c);
+            // As random_scaled in make_operands: the bf16 draw, scaled, rounded to bf16 again.
+            block[r * w + c] = gemm::bf16_to_float(gemm::float_to_bf16(gemm::bf16_to_float(gemm::random_bf16_at(seed, at)) * amp));
+          }
+      },
+      batch, rows, cols, fnuz, q, scale);
 }
 
 }  // namespace tunetab::moe

@@ -153,6 +153,10 @@ void quantize_rows_1x128(const std::vector<std::uint16_t>& x, std::int64_t rows,
 /// bf16 matrices [batch, rows, cols] quantized per 128 x 128 block (weights).
 void quantize_blocks_128(const std::vector<std::uint16_t>& x, std::int64_t batch, std::int64_t rows, std::int64_t cols,
                          bool fnuz, std::vector<std::uint8_t>& q, std::vector<float>& scale);
+/// Random bf16 weights [batch, rows, cols] (element i: gemm::random_bf16_at(seed, i) x amp, rounded to bf16),
+/// quantized as quantize_blocks_128 would quantize them, without holding the bf16 tensor.
+void random_blocks_128(std::int64_t batch, std::int64_t rows, std::int64_t cols, std::uint64_t seed, float amp, bool fnuz,
+                       std::vector<std::uint8_t>& q, std::vector<float>& scale);
 
 /// Host operands of one problem: what is uploaded, and what the reference is computed from.
 struct HostOperands {

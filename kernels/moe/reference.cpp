@@ -74,16 +74,15 @@ HostOperands make_operands(const Problem& p, std::uint64_t seed) {
   HostOperands h;
   h.hidden = gemm::random_bf16(static_cast<std::size_t>(p.m * p.model_dim), seed);
   // NOTE: weights scaled by 2/sqrt(fan-in) keep the gate pre-activations O(1): SiLU's curved region.
-  h.w1 = random_scaled(static_cast<std::size_t>(p.experts * 2 * p.inter_dim * p.model_dim), seed ^ 0x5bd1e995ull,
-                       2.0f / std::sqrt(static_cast<float>(p.model_dim)));
-  h.w2 = random_scaled(static_cast<std::size_t>(p.experts * p.model_dim * p.inter_dim), seed ^ 0x1b873593ull,
-                       2.0f / std::sqrt(static_cast<float>(p.inter_dim)));
+  const float amp1 = 2.0f / std::sqrt(static_cast<float>(p.model_dim)), amp2 = 2.0f / std::sqrt(static_cast<float>(p.inter_dim));
   if (fp8(p.quant)) {
+    // The same draws, quantized block by block: the bf16 weights (2.4 GB at GLM-5's shape) are never held.
     const bool fnuz = p.quant == Quant::kFp8Fnuz;
-    quantize_blocks_128(h.w1, p.experts, 2 * p.inter_dim, p.model_dim, fnuz, h.w1q, h.w1s);
-    quantize_blocks_128(h.w2, p.experts, p.model_dim, p.inter_dim, fnuz, h.w2q, h.w2s);
-    std::vector<std::uint16_t>().swap(h.w1);
-    std::vector<std::uint16_t>().swap(h.w2);
+    random_blocks_128(p.experts, 2 * p.inter_dim, p.model_dim, seed ^ 0x5bd1e995ull, amp1, fnuz, h.w1q, h.w1s);
+    random_blocks_128(p.experts, p.model_dim, p.inter_dim, seed ^ 0x1b873593ull, amp2, fnuz, h.w2q, h.w2s);
+  } else {
+    h.w1 = random_scaled(static_cast<std::size_t>(p.experts * 2 * p.inter_dim * p.model_dim), seed ^ 0x5bd1e995ull, amp1);
+    h.w2 = random_scaled(static_cast<std::size_t>(p.experts * p.model_dim * p.inter_dim), seed ^ 0x1b873593ull, amp2);
   }
   h.routing = make_routing(p, seed);
   return h;
