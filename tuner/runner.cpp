@@ -57,7 +57,7 @@ std::string wgmma_serialization_note(const std::string& log) {
 bool has_ptxas_report(const std::string& log) { return log.find("registers") != std::string::npos; }
 
 std::vector<db::BestRow> rows_on_current_code(const FamilyOps& ops, std::vector<db::BestRow> rows,
-                                              const std::vector<std::string>& jit_flags, std::vector<std::string>* stale) {
+                                              const std::vector<std::string>& jit_flags, std::vector<StaleRow>* stale) {
   // One compiler per device arch, for its keys only (nothing is compiled); nullopt where this build has none.
   std::map<std::string, std::optional<jit::Compiler>> compilers;
   std::map<std::string, std::string> why_none;
@@ -84,7 +84,7 @@ std::vector<db::BestRow> rows_on_current_code(const FamilyOps& ops, std::vector<
     if (why.empty()) {
       out.push_back(std::move(r));
     } else if (stale) {
-      stale->push_back(r.config_name + " for " + r.problem_json + ": " + why);
+      stale->push_back({std::move(r), why});
     }
   }
   return out;

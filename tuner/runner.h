@@ -91,12 +91,18 @@ std::string wgmma_serialization_note(const std::string& log);
 /// Whether `log` carries ptxas's report (NVIDIA: the compiler runs ptxas with -v, so a real report always
 /// names the registers used). Without it the serialization check above cannot see anything.
 bool has_ptxas_report(const std::string& log);
+/// A row left out of an export, and why.
+struct StaleRow {
+  db::BestRow row;
+  std::string why;
+  std::string text() const { return row.config_name + " for " + row.problem_json + ": " + why; }
+};
 /// The rows among `rows` whose coverage judged the code this tunetab builds now for their device (its arch,
 /// with `jit_flags`): a row judged on other code (a template, an embedded header, a flag or the compiler
-/// changed since) is left out, and named in `stale` ("<config> for <problem>: <why>"). The tune judges such
-/// rows again before it exports; an export on its own can only leave them out.
+/// changed since) is left out, into `stale`. The tune judges such rows again before it exports; an export
+/// on its own can only leave them out.
 std::vector<db::BestRow> rows_on_current_code(const FamilyOps& ops, std::vector<db::BestRow> rows,
-                                              const std::vector<std::string>& jit_flags, std::vector<std::string>* stale);
+                                              const std::vector<std::string>& jit_flags, std::vector<StaleRow>* stale);
 /// Compiles `sources` for `arch` (through `cache` when given), prints each failure with its log and a
 /// summary line; returns the number that failed (a code object whose wgmma pipeline ptxas serialized counts).
 int compile_and_report(const std::vector<KernelSource>& sources, const std::string& arch, const TuneOptions& opt,

@@ -111,14 +111,17 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
 
   // Each key's covered rows, by family, in plan order.
   std::map<std::string, std::vector<db::BestRow>> covered;
+  std::map<std::string, std::map<std::string, std::string>> stale_by_key;  // family -> problem key -> why left out
   std::map<std::string, std::vector<Part>> parts;
   std::optional<db::DeviceRecord> device;
   for (const PlanKey& key : plan.keys) {
     const FamilyOps& ops = family_ops(key.family);
     if (!covered.count(key.family)) {
-      std::vector<std::string> stale;
+      std::vector<StaleRow> stale;
       covered[key.family] = rows_on_current_code(ops, store.covered_results(key.family), opt.jit_flags, &stale);
-      for (const auto& s : stale) out.missing.push_back(key.family + " " + s);
+      for (const auto& s : stale)
+        if (opt.device.empty() || s.row.device.name == opt.device)
+          stale_by_key[key.family][ops.key(nlohmann::json::parse(s.row.problem_json))] = s.text();
     }
     std::map<std::string, const db::BestRow*> by_key;
     for (const auto& b : covered[key.family])
@@ -127,7 +130,10 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
     for (std::size_t i = 0; i < key.problems.size(); ++i) {
       const auto it = by_key.find(ops.key(key.problems[i]));
       if (it == by_key.end()) {
-        out.missing.push_back(key.label + " M=" + std::to_string(key.buckets[i].m) + ": no row passed coverage");
+        const auto& stale = stale_by_key[key.family];
+        const auto why = stale.find(ops.key(key.problems[i]));
+        out.missing.push_back(key.label + " M=" + std::to_string(key.buckets[i].m) + ": " +
+                              (why == stale.end() ? "no row passed coverage" : "its row was left out: " + why->second));
         continue;
       }
       part.rows.push_back(*it->second);

@@ -122,17 +122,17 @@ TEST(JitKey, ExportKeepsOnlyRowsJudgedOnTheCodeItBuildsNow) {
     }
     return r;
   };
-  std::vector<std::string> stale;
+  std::vector<StaleRow> stale;
   const auto kept = rows_on_current_code(
       ops, {row(kArch, rec.key_hash), row(kArch, "the key of an older template"), row(kArch, std::nullopt), row(kOtherPlatformArch, rec.key_hash)},
       {}, &stale);
   ASSERT_EQ(kept.size(), 1u);
   EXPECT_EQ(kept[0].coverage->code_key, rec.key_hash);
   ASSERT_EQ(stale.size(), 3u);
-  EXPECT_NE(stale[0].find("other code"), std::string::npos) << stale[0];
-  EXPECT_NE(stale[0].find(config), std::string::npos) << stale[0];
-  EXPECT_NE(stale[1].find("no coverage"), std::string::npos) << stale[1];
-  EXPECT_NE(stale[2].find("cannot build"), std::string::npos) << stale[2];
+  EXPECT_NE(stale[0].text().find("other code"), std::string::npos) << stale[0].text();
+  EXPECT_NE(stale[0].text().find(config), std::string::npos) << stale[0].text();
+  EXPECT_NE(stale[1].text().find("no coverage"), std::string::npos) << stale[1].text();
+  EXPECT_NE(stale[2].text().find("cannot build"), std::string::npos) << stale[2].text();
   // The tune's flags are part of its code: a row tuned without them is other code for a build with them.
   EXPECT_TRUE(rows_on_current_code(ops, {row(kArch, rec.key_hash)}, {"-DEXTRA=1"}, nullptr).empty());
 }

@@ -95,11 +95,11 @@ void read_domain_options(const po::variables_map& vm, TuneOptions& opt) {
 /// read back before returning. Returns the number of rows.
 std::size_t export_certified(db::Store& store, const std::string& family, const TuneOptions& opt, const std::string& path) {
   const FamilyOps& ops = family_ops(family);
-  std::vector<std::string> stale;
+  std::vector<StaleRow> stale;
   const auto best = rows_on_current_code(ops, store.covered_results(family), opt.jit_flags, &stale);
   if (!stale.empty())
     std::fprintf(stderr, "warning: %zu row(s) not exported: judged on other code (run tune again to judge them on this "
-                 "tunetab's; pass the --jit-flag the tune used), e.g. %s\n", stale.size(), stale.front().c_str());
+                 "tunetab's; pass the --jit-flag the tune used), e.g. %s\n", stale.size(), stale.front().text().c_str());
   if (best.empty()) return 0;  // no table: nothing in it would be validated (the caller says so)
   const auto rows = exporters::aiter_bf16_gemm_rows(best);
   std::ostringstream text;
