@@ -445,8 +445,8 @@ void quantize_rows_1x128(const std::vector<std::uint16_t>& x, std::int64_t rows,
 
 namespace {
 
-/// Quantizes [batch, rows, cols] per 128x128 block; fill(b, i, j, block) writes the block's values (row-major,
-/// its own width) into `block`, so each is produced once.
+/// Quantizes [batch, rows, cols] per 128x128 block; fill(b, i, j, h, w, block) writes block (i, j) of batch b,
+/// h rows by w columns (smaller at ragged edges), row-major into `block`, so each value is produced once.
 template <typename Fill>
 void quantize_blocks_of(Fill fill, std::int64_t batch, std::int64_t rows, std::int64_t cols, bool fnuz,
                         std::vector<std::uint8_t>& q, std::vector<float>& scale) {
@@ -459,7 +459,7 @@ void quantize_blocks_of(Fill fill, std::int64_t batch, std::int64_t rows, std::i
       std::vector<float> block(128 * 128);
       for (std::int64_t j = 0; j < cb; ++j) {
         const std::int64_t h = std::min(rows, (i + 1) * 128) - i * 128, w = std::min(cols, (j + 1) * 128) - j * 128;
-        fill(b, i, j, block.data());
+        fill(b, i, j, h, w, block.data());
         float amax = 0;
         for (std::int64_t e = 0; e < h * w; ++e) amax = std::max(amax, std::fabs(block[e]));
         const float s = amax > 0 ? amax / e4m3_max(fnuz) : 1.0f;
@@ -476,8 +476,7 @@ void quantize_blocks_of(Fill fill, std::int64_t batch, std::int64_t rows, std::i
 void quantize_blocks_128(const std::vector<std::uint16_t>& x, std::int64_t batch, std::int64_t rows, std::int64_t cols,
                          bool fnuz, std::vector<std::uint8_t>& q, std::vector<float>& scale) {
   quantize_blocks_of(
-      [&](std::int64_t b, std::int64_t i, std::int64_t j, float* block) {
-        const std::int64_t h = std::min(rows, (i + 1) * 128) - i * 128, w = std::min(cols, (j + 1) * 128) - j * 128;
+      [&](std::int64_t b, std::int64_t i, std::int64_t j, std::int64_t h, std::int64_t w, float* block) {
         const std::uint16_t* xb = x.data() + b * rows * cols + i * 128 * cols + j * 128;
         for (std::int64_t r = 0; r < h; ++r)
           for (std::int64_t c = 0; c < w; ++c) block[r * w + c] = gemm::bf16_to_float(xb[r * cols + c]);
@@ -488,8 +487,7 @@ void quantize_blocks_128(const std::vector<std::uint16_t>& x, std::int64_t batch
 void random_blocks_128(std::int64_t batch, std::int64_t rows, std::int64_t cols, std::uint64_t seed, float amp, bool fnuz,
                        std::vector<std::uint8_t>& q, std::vector<float>& scale) {
   quantize_blocks_of(
-      [&](std::int64_t b, std::int64_t i, std::int64_t j, float* block) {
-        const std::int64_t h = std::min(rows, (i + 1) * 128) - i * 128, w = std::min(cols, (j + 1) * 128) - j * 128;
+      [&](std::int64_t b, std::int64_t i, std::int64_t j, std::int64_t h, std::int64_t w, float* block) {
         for (std::int64_t r = 0; r < h; ++r)
           for (std::int64_t c = 0; c < w; ++c) {
             const auto at = static_cast<std::size_t>(b * rows * cols + (i * 128 + r) * cols + j * 128 + c);
