@@ -56,6 +56,12 @@ std::string wgmma_serialization_note(const std::string& log) {
 
 bool has_ptxas_report(const std::string& log) { return log.find("registers") != std::string::npos; }
 
+std::string code_key_of(const jit::Compiler& compiler, const FamilyOps& ops, const std::string& config, int bits) {
+  std::string keys;
+  for (const auto& k : ops.kernels(config, bits)) keys += (keys.empty() ? "" : "+") + hash_hex(compiler.key_text(k));
+  return keys;
+}
+
 std::vector<db::BestRow> rows_on_current_code(const FamilyOps& ops, std::vector<db::BestRow> rows,
                                               const std::vector<std::string>& jit_flags, std::vector<StaleRow>* stale) {
   // One compiler per device arch, for its keys only (nothing is compiled); nullopt where this build has none.
@@ -75,10 +81,7 @@ std::vector<db::BestRow> rows_on_current_code(const FamilyOps& ops, std::vector<
     } else if (!it->second) {
       why = "this tunetab cannot build its code for " + r.device.arch + " (" + why_none[r.device.arch] + ")";
     } else {
-      std::string keys;
-      for (const auto& k : ops.kernels(r.config_name, r.coverage->index_bits))
-        keys += (keys.empty() ? "" : "+") + hash_hex(it->second->key_text(k));
-      if (keys != r.coverage->code_key)
+      if (code_key_of(*it->second, ops, r.config_name, r.coverage->index_bits) != r.coverage->code_key)
         why = "validated on other code than this tunetab's (a template, header, flag or compiler changed since)";
     }
     if (why.empty()) {

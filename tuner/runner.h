@@ -15,6 +15,7 @@
 #include "db/store.h"
 #include "kernels/gemm/gemm.h"
 #include "tuner/family_ops.h"
+#include "tuner/jit/compiler.h"
 #include "tuner/profile/lookup.h"
 #include "tuner/timing.h"
 
@@ -91,6 +92,9 @@ std::string wgmma_serialization_note(const std::string& log);
 /// Whether `log` carries ptxas's report (NVIDIA: the compiler runs ptxas with -v, so a real report always
 /// names the registers used). Without it the serialization check above cannot see anything.
 bool has_ptxas_report(const std::string& log);
+/// The code key stored with a result and its coverage for `config` at `bits`, as `compiler` keys its pipeline's
+/// kernels now (their key hashes in launch order, joined by '+'); nothing is compiled.
+std::string code_key_of(const jit::Compiler& compiler, const FamilyOps& ops, const std::string& config, int bits);
 /// A row left out of an export, and why.
 struct StaleRow {
   db::BestRow row;

@@ -15,9 +15,9 @@
 #include "kernels/moe/moe.h"
 #include "test_files.h"
 #include "tuner/family_ops.h"
-#include "tuner/hash.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/profile/matrix.h"
+#include "tuner/runner.h"
 #include "tuner/safety/coverage.h"
 #include "tuner/search.h"
 #include "tuner/table_export.h"
@@ -30,10 +30,7 @@ namespace {
 /// the H200 (NVIDIA builds; an AMD build has no compiler for sm_90a, and its export leaves such rows out).
 std::string current_code_keys(const FamilyOps& ops, const std::string& config) {
 #if defined(TUNETAB_PLATFORM_NVIDIA)
-  const jit::Compiler c({"sm_90a", {}});
-  std::string keys;
-  for (const auto& k : ops.kernels(config, 32)) keys += (keys.empty() ? "" : "+") + hash_hex(c.key_text(k));
-  return keys;
+  return code_key_of(jit::Compiler({"sm_90a", {}}), ops, config, 32);
 #else
   return "k";
 #endif
