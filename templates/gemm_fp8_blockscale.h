@@ -347,14 +347,6 @@ gemm_fp8_blockscale(Fp8GemmArgs p) {
   if (g.splits > 1) splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
-#if TT_HAS_WGMMA
-/// The mbarrier receives this thread's arrival once all of its prior cp.async copies have landed (.noinc: the
-/// arrival is one of those the barrier was initialised to count).
-__device__ __forceinline__ void copy_async_arrive(u64* bar) {
-  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-}
-#endif
-
 /// Arguments of the TMA kernel: the common ones plus a descriptor per operand (boxes of 128 bytes of K x
 /// the tile's rows, 128-byte swizzled).
 struct Fp8GemmTmaArgs {
@@ -376,11 +368,9 @@ struct Fp8TmaRegs {
 
 /// sm_90a, warp-specialized (DeepGEMM's recipe): one producer thread copies each K block of 128 (one scale
 /// block, one 128-byte swizzled row per operand row) by TMA into kStages stages, counted on the stage's
-/// mbarrier, and the producer warpgroup's 128 threads copy the stage's scales (the tile's rows', its column
-/// blocks') by cp.async beside it, counted on the same mbarrier; one consumer warpgroup per 64 rows x kWarpN
-/// columns multiplies a stage into a temporary fp32 fragment (four m64nNk32 MMAs), reads its scales from the
-/// stage while they run, releases the stage, and promotes the fragment into its accumulator (the scales come
-/// from shared memory, not a global load per K block on the consumers' path). The consumer warpgroups of a CTA interleave:
+/// mbarrier; one consumer warpgroup per 64 rows x kWarpN columns multiplies a stage into a temporary fp32
+/// fragment (four m64nNk32 MMAs), releases the stage, and promotes the fragment into its accumulator with the
+/// row's and the column block's scales, loaded before the wait. The consumer warpgroups of a CTA interleave:
 /// one promotes while another's MMAs run. Where the fragments need more registers than the launch's even
 /// share (warp_n 192 with two consumers), the producer warpgroup gives its own up (setmaxnreg). (Overlapping
 /// a warpgroup's own promotion with its next MMAs, with two fragments, makes ptxas serialize the wgmmas and
@@ -423,11 +413,7 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
   constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK;
-  // 128-column scale blocks the tile spans (from a multiple of kBlockN). NOTE: Config::static_shared_bytes() counts these.
-  constexpr int kScaleCols = (kBlockN + 127) / 128 + 1;
   __shared__ u64 full_bar[kStages], empty_bar[kStages];
-  __shared__ float s_scale_a[kStages][kBlockM];     // each stage's row scales of the tile (0 past M)
-  __shared__ float s_scale_b[kStages][kScaleCols];  // and its column blocks' (from the tile's first, clamped)
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
   if (tid == kConsumers * 128) {
@@ -436,8 +422,8 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   }
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_bar[s], 1 + 128);  // the TMA's expect_tx arrival and each producer thread's scale copies
-      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp, after its reads of the stage
+      mbar_init(&full_bar[s], 1);
+      mbar_init(&empty_bar[s], kConsumers);
     }
     fence_barrier_init();
   }
@@ -445,46 +431,40 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   const int tile_step = kCtas > 0 ? static_cast<int>(gridDim.x) : 1;
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
-    const int pt = tid - kConsumers * 128;
-    int use = 0;  // stage uses so far, across tiles: stage use % kStages, phase use / kStages
-    for (int t = tile_first; t < tile_end; t += tile_step) {
-      const int bm0 = tile_m0(t), bn0 = tile_n0(t);
-      const int nb0 = bn0 >> 7, nb_last = (imin(bn0 + kBlockN, g.n) - 1) >> 7;
-      for (int i = 0; i < k_tiles; ++i, ++use) {
-        const int s = use % kStages;
-        if (use >= kStages) mbar_wait(&empty_bar[s], ((use / kStages) - 1) & 1);
-        const int k = k_begin + i * kBlockK, kb = k / kBlockK;
-        if (pt == 0) {
+    if (tid == kConsumers * 128) {
+      int use = 0;  // stage uses so far, across tiles: stage use % kStages, phase use / kStages
+      for (int t = tile_first; t < tile_end; t += tile_step) {
+        const int bm0 = tile_m0(t), bn0 = tile_n0(t);
+        for (int i = 0; i < k_tiles; ++i, ++use) {
+          const int s = use % kStages;
+          if (use >= kStages) mbar_wait(&empty_bar[s], ((use / kStages) - 1) & 1);
           mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
           u8* sa = base + s * kStageBytes;
+          const int k = k_begin + i * kBlockK;
           tma_load_2d(sa, &args.a, k, bm0, &full_bar[s]);
           tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
         }
-        for (int r = pt; r < kBlockM; r += 128) {
-          const bool valid = bm0 + r < g.m;  // zero-filled past M, as fp8_row_scale
-          copy_async<4>(&s_scale_a[s][r], valid ? p.a_scale + static_cast<Index>(bm0 + r) * p.scale_k + kb : p.a_scale, valid);
-        }
-        if (pt < kScaleCols) copy_async<4>(&s_scale_b[s][pt], p.b_scale + imin(nb0 + pt, nb_last) * p.scale_k + kb, true);
-        copy_async_arrive(&full_bar[s]);
       }
     }
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int warp = (tid % 128) / 32, lane = tid % 32;
+    const int kb0 = k_begin / kBlockK;
     int use = 0;  // as the producer's
     for (int t = tile_first; t < tile_end; t += tile_step) {
-      const int r0 = wg_m * 64 + warp * 16 + lane / 4;  // this lane's rows of the tile: r0 and r0 + 8
-      const int row0 = tile_m0(t) + r0;
+      const int row0 = tile_m0(t) + wg_m * 64 + warp * 16 + lane / 4;
       const int n0 = tile_n0(t) + wg_n * kWarpN;
-      // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from column col_hi on
-      // (entries lo and hi of the stage's column scales, which start at the tile's first block).
+      // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from column col_hi on.
       const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
-      const int col_hi = nb_hi << 7, lo = nb_lo - (tile_n0(t) >> 7), hi = nb_hi - (tile_n0(t) >> 7);
+      const int col_hi = nb_hi << 7;
       float acc[kWarpN / 2], tmp[kWarpN / 2];
 #pragma unroll
       for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
       for (int i = 0; i < k_tiles; ++i, ++use) {
-        const int s = use % kStages;
+        const int s = use % kStages, kb = kb0 + i;
+        // The scales first: their loads overlap the wait for the stage.
+        const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
+        const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb], sb_hi = p.b_scale[nb_hi * p.scale_k + kb];
         mbar_wait(&full_bar[s], (use / kStages) & 1);
         const u8* sa = base + s * kStageBytes;
         const u8* sb = sa + kBlockM * kBlockK;
@@ -497,13 +477,9 @@ gemm_fp8_blockscale_tma(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
           wgmma_fp8<kWarpN>(tmp, da, db, kk);
         }
         wgmma_commit();
-        // The stage's scales, read while the MMAs run.
-        const float sa0 = s_scale_a[s][r0], sa1 = s_scale_a[s][r0 + 8], sb_lo = s_scale_b[s][lo], sb_hi = s_scale_b[s][hi];
         wgmma_wait<0>();
         fence_operands(tmp);
-        // The stage is read (the MMAs' operands and this warp's scales): the producers may refill it.
-        __syncwarp();
-        if (lane == 0) mbar_arrive(&empty_bar[s]);
+        if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
         // Fragment element j*4 + e is row row0 + (e / 2) * 8, column n0 + j*8 + (lane % 4)*2 + e % 2.
 #pragma unroll
         for (int j = 0; j < kWarpN / 8; ++j) {

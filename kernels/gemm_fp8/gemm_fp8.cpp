@@ -211,8 +211,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (c.math == Math::kSkinny && p.m > c.block_m)
     return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
   if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
-  if (t.max_smem_per_block > 0 && c.shared_bytes() + c.static_shared_bytes() > t.max_smem_per_block)
-    return "needs " + std::to_string(c.shared_bytes() + c.static_shared_bytes()) + " B of shared memory, target has " +
+  if (t.max_smem_per_block > 0 && c.shared_bytes() > t.max_smem_per_block)
+    return "needs " + std::to_string(c.shared_bytes()) + " B of shared memory, target has " +
            std::to_string(t.max_smem_per_block);
   if (c.math == Math::kWgmma && t.nvidia && t.arch != "sm_90a") return "wgmma needs sm_90a (target " + t.arch + ")";
   if (c.math == Math::kTensorCore && t.nvidia && sm_version(t.arch) < 89)

@@ -76,11 +76,6 @@ struct Config {
     const bool swizzled = math == Math::kWgmma || math == Math::kTma;
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
   }
-  /// Static shared memory besides: TMA's per-stage scales (the tile's rows and the 128-column blocks it spans,
-  /// as tt::gemm_fp8_blockscale_tma declares them), its two mbarriers per stage, and split-K's last-CTA flag.
-  int static_shared_bytes() const {
-    return math == Math::kTma ? stages * (block_m + (block_n + 127) / 128 + 1) * 4 + stages * 16 + 4 : 0;
-  }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);
