@@ -44,15 +44,17 @@ inline const ToleranceSpec kToleranceFp8Block128 {"fp8_block128",  1.0 / 64,  2e
 /// one bf16 ulp (2^-8), and the second GEMM carries that into the output. On the H200 the bf16 MoE configs
 /// matched the reference at rel_l2 1.7e-3 but had 6e-5..1.8e-4 of elements just outside bf16's per-element bound.
 inline const ToleranceSpec kToleranceBf16TwoStage {"bf16_2stage",   1.0 / 64,  4e-3, 5e-3};
-/// An FP8 pipeline with a bf16 intermediate (fused MoE per-1x128): both of the above, and the noise of stage 1's
-/// fp8 MMA sums (sm_90a wgmma, ~14 bits per K block), which stage 2 spreads over every output element whatever
-/// its value. In the H200 profile tune (GLM-5 EP8 shape, 25M output elements at M 4096) the exact-sum configs
-/// (`mma`) matched at rel_l2 1.66e-3 and the wgmma ones at 1.86e-3 at every M: an added noise of
-/// sqrt(1.86^2 - 1.66^2)e-3 = 8.4e-4 RMS(ref), identical bit for bit across every wgmma tile and cluster (the
-/// same sums in the same order). Its tails, 6 sigma = 5e-3 RMS over 25M elements, put 2..6 elements whose value
-/// is near 0 past atol 4e-3 RMS (max_abs 2.1e-3, no more than the exact configs' 2.0e-3). atol 1e-2 RMS is 12
-/// sigma of that noise; a wrong expert, token, weight, K block or tile edge is off by 10-35% of RMS(ref).
-inline const ToleranceSpec kToleranceFp8TwoStage {"fp8_block128_2stage", 1.0 / 64, 1e-2, 1e-2};
+/// An FP8 pipeline whose intermediate is re-quantized (fused MoE per-1x128: stage 1's output rounded to bf16, then
+/// to e4m3 per 1x128, as AITER's 2-stage FP8 MoE does; the reference does the same): both of the above, and the
+/// noise of stage 1's fp8 MMA sums (sm_90a wgmma, ~14 bits per K block), which stage 2 spreads over every output
+/// element whatever its value. Through a bf16 intermediate it was 8.4e-4 RMS(ref) on the H200 (GLM-5 EP8 shape,
+/// 25M output elements at M 4096: rel_l2 1.86e-3 against 1.66e-3 for the exact-sum `mma` configs). A rounding
+/// step D turns a perturbation e << D into a flip of D with probability e / D, a variance of D e: e4m3's step is
+/// 16x bf16's, so the same sums give 4x the noise. Simulated (1152 outputs of 2048-term rows, SiLU(g) * u
+/// inputs, the perturbation that gives the measured bf16 figure): 3..5e-3 RMS(ref), 1.9..2.4e-2 at most, the
+/// scales' amax flips a small part of it. atol 5e-2 RMS is 10..16 sigma of that; rel_l2 stays 1e-2 (predicted
+/// ~4.5e-3). A wrong expert, token, weight, K block or tile edge is off by 10-35% of RMS(ref).
+inline const ToleranceSpec kToleranceFp8TwoStage {"fp8_block128_2stage", 1.0 / 64, 5e-2, 1e-2};
 /// fp8 with per-token / per-channel scales: the same operand exactness, one scale per row.
 inline const ToleranceSpec kToleranceFp8PerToken {"fp8_per_token", 1.0 / 64,  2e-3, 1e-2};
 // clang-format on

@@ -76,7 +76,7 @@ std::int64_t Problem::weight_bytes() const {
 std::int64_t Problem::min_bytes() const { return weight_bytes() + 2 * m * model_dim * 2 + rows() * 8; }
 
 int Config::shared_bytes(int stage) const {
-  const int ea = (stage == 1 && fp8(quant)) ? 1 : 2, eb = fp8(quant) ? 1 : 2;
+  const int ea = fp8(quant) ? 1 : 2, eb = ea;
   const int bn = stage == 1 ? block_n1 : block_n2;
   const int halves = stage == 1 ? 2 : 1;
   if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
@@ -214,15 +214,15 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       return "wgmma: rows of W per CTA in 64-row warpgroups, at most 256";
     if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
       return "wgmma: inter_dim and model_dim must be multiples of the CTA's rows of W";
-    // A consumer thread holds, besides ~32 registers of addresses and indices: stage 1, an accumulator and a
-    // K block's product per half (2 x block_m); stage 2, those of one half and 32 of W fragments.
+    // A consumer thread holds, besides ~32 registers of addresses and indices, an accumulator and a K block's
+    // product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2).
     for (int stage : {1, 2}) {
-      const int need = (stage == 1 ? 2 * c.warp_m : c.warp_m + 32) + 32;
+      const int need = (stage == 1 ? 2 : 1) * c.warp_m + 32;
       if (need > std::min(255, 65536 / c.threads(stage)))
         return "wgmma: stage " + std::to_string(stage) + " needs about " + std::to_string(need) + " registers a thread, " +
                std::to_string(c.threads(stage)) + " threads have " + std::to_string(std::min(255, 65536 / c.threads(stage)));
-      // Static shared memory besides the stages: barriers, the tile's rows, stage 1's token scales per stage.
-      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + 2 * c.warp_m * 4 + (stage == 1 ? c.stages * c.warp_m * 4 : 0);
+      // Static shared memory besides the stages: barriers, the tile's rows, the token scales per stage.
+      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + 2 * c.warp_m * 4 + c.stages * c.warp_m * 4;
       if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
         return "wgmma: stage " + std::to_string(stage) + " needs " + std::to_string(total) + " B of shared memory, target has " +
                std::to_string(t.max_smem_per_block);
@@ -262,6 +262,7 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
       {"w1", p.experts * 2 * p.inter_dim * p.model_dim - 1},
       {"w2", p.experts * p.model_dim * p.inter_dim - 1},
       {"inter", rows * p.inter_dim - 1},
+      {"inter_q", rows * p.inter_dim - 1},
       {"y", c.split_k * rows * p.model_dim - 1},
       {"out", p.m * p.model_dim - 1},
       {"sorted_ids", max_padded_rows(p, c.block_m) - 1},

@@ -4,10 +4,12 @@
 //            each expert padded to block_m; sorted ids, the expert of each block, the padded row count
 //   quant    FP8 only: hidden states to e4m3 with one fp32 scale per token per 128 columns
 //   stage 1  per block of sorted rows: SiLU(x Wg^T) * (x Wu^T) -> inter [tokens * topk, inter_dim] bf16
+//   quant    FP8 only, the same kernel again: inter to e4m3 with one fp32 scale per slot per 128 columns
 //   stage 2  inter W2^T times the slot's top-k weight -> y [splits, tokens * topk, model_dim] fp32
 //   reduce   out[t] = sum over k (and splits) of y[t * topk + k], bf16: a fixed order, so deterministic
-// FP8: weights e4m3 with one scale per 128x128 block; stage 1's output stays bf16 for stage 2 (no
-// re-quantization: stage 2 multiplies bf16 activations by decoded FP8 weights with per-block scales).
+// FP8: weights e4m3 with one scale per 128x128 block; both stages' activations e4m3 per 1x128: stage 1's
+// bf16 output is quantized as the hidden states are, as AITER's 2-stage FP8 MoE quantizes it (its a2), so
+// stage 2 runs e4m3 x e4m3 like stage 1.
 // Weights: w1 [E, 2 * inter_dim, model_dim] (gate rows, then up rows), w2 [E, model_dim, inter_dim].
 #pragma once
 #include <cstdint>
@@ -88,7 +90,7 @@ struct Config {
     return kWarps * 32;
   }
   /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes (wgmma:
-  /// unpadded 128-byte swizzled rows, e4m3 tokens in stage 1 and bf16 in stage 2, 1 KiB of alignment slack).
+  /// unpadded 128-byte swizzled rows, e4m3 tokens, 1 KiB of alignment slack).
   int shared_bytes(int stage) const;
   /// The larger of the two stages': what every module of the pipeline may opt in to.
   int shared_bytes() const { return shared_bytes(1) > shared_bytes(2) ? shared_bytes(1) : shared_bytes(2); }
@@ -114,7 +116,7 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c);
 /// Stage 2's fp32 output planes, split_k x tokens * topk x model_dim: the Workload's workspace.
 std::size_t workspace_bytes(const Problem& p, const Config& c);
 
-/// Indices into kernels()'s result.
+/// Indices into kernels()'s result (FP8 launches `quant` twice: the hidden states, then the intermediate).
 struct Pipeline {
   int align = 0, quant = -1, stage1 = 1, stage2 = 2, reduce = 3;
 };
@@ -169,15 +171,15 @@ struct HostOperands {
 HostOperands make_operands(const Problem& p, std::uint64_t seed);
 
 /// out[m, model_dim] in fp32 from the dequantized operands (Eigen, fp32 accumulation), with stage 1's
-/// output rounded to bf16 as the kernels keep it.
+/// output rounded to bf16 as the kernels keep it (FP8: then quantized per 1x128 and dequantized, as stage 2 reads it).
 std::vector<float> reference_moe(const Problem& p, const HostOperands& h);
 /// The same with plain loops (tests check the Eigen path against it on tiny problems).
 std::vector<float> reference_moe_naive(const Problem& p, const HostOperands& h);
 
 /// The project's tolerance for the problem's dtype (kernels/tolerance.h): bf16_2stage or fp8_block128_2stage.
-/// Both the kernels and the reference round stage 1's output to bf16; the reference is computed from the same
-/// dequantized operands, so the remaining error is summation order (and the fp8 MMA's reduced-precision sums),
-/// carried through the bf16 intermediate, and bf16 output rounding.
+/// Both the kernels and the reference round stage 1's output to bf16 (FP8: and quantize it per 1x128); the
+/// reference is computed from the same dequantized operands, so the remaining error is summation order (and the
+/// fp8 MMA's reduced-precision sums), carried through the intermediate, and bf16 output rounding.
 ToleranceSpec tolerance_spec(const Problem& p);
 /// The same, as gemm::compare() takes it.
 gemm::Tolerance tolerance(const Problem& p);
@@ -219,7 +221,7 @@ class Workload {
   std::vector<float> ref_;
   std::vector<Set> sets_;
   DeviceBuffer w1_, w2_, w1s_, w2s_;
-  DeviceBuffer a_q_, a_scale_, sorted_, expert_ids_, num_padded_, inter_, y_;
+  DeviceBuffer a_q_, a_scale_, sorted_, expert_ids_, num_padded_, inter_, inter_q_, inter_scale_, y_;
   std::size_t guard_ = 0;
 };
 

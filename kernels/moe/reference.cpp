@@ -26,23 +26,24 @@ float silu_ref(float x) { return x / (1.0f + std::exp(-x)); }
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-/// Activations as the kernels see them: bf16, or quantized per 1x128 and dequantized.
-RowMajor dequantized_hidden(const Problem& p, const HostOperands& h) {
-  RowMajor a(p.m, p.model_dim);
+/// Activations [rows, cols] as the kernels see them: bf16, or (FP8) quantized per 1x128 and dequantized.
+RowMajor as_read(const Problem& p, const std::vector<std::uint16_t>& x, std::int64_t rows, std::int64_t cols) {
+  RowMajor a(rows, cols);
   if (!fp8(p.quant)) {
-    for (std::int64_t i = 0; i < p.m * p.model_dim; ++i) a.data()[i] = gemm::bf16_to_float(h.hidden[i]);
+    for (std::int64_t i = 0; i < rows * cols; ++i) a.data()[i] = gemm::bf16_to_float(x[i]);
     return a;
   }
   std::vector<std::uint8_t> q;
   std::vector<float> s;
   const bool fnuz = p.quant == Quant::kFp8Fnuz;
-  quantize_rows_1x128(h.hidden, p.m, p.model_dim, fnuz, q, s);
-  const std::int64_t groups = p.model_dim / 128;
-  for (std::int64_t r = 0; r < p.m; ++r)
-    for (std::int64_t c = 0; c < p.model_dim; ++c)
-      a(r, c) = e4m3_to_float(q[r * p.model_dim + c], fnuz) * s[r * groups + c / 128];
+  quantize_rows_1x128(x, rows, cols, fnuz, q, s);
+  const std::int64_t groups = ceil_div(cols, 128);
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) a(r, c) = e4m3_to_float(q[r * cols + c], fnuz) * s[r * groups + c / 128];
   return a;
 }
+
+RowMajor dequantized_hidden(const Problem& p, const HostOperands& h) { return as_read(p, h.hidden, p.m, p.model_dim); }
 
 /// Expert e's weight matrix [rows, cols] in float (dequantized with its 128x128 block scales).
 RowMajor expert_weight(const Problem& p, const std::vector<std::uint16_t>& w, const std::vector<std::uint8_t>& wq,
@@ -101,10 +102,10 @@ std::vector<float> reference_moe(const Problem& p, const HostOperands& h) {
     RowMajor ae(rows, d);
     for (std::int64_t r = 0; r < rows; ++r) ae.row(r) = a.row(sl[r] / p.topk);
     const RowMajor hidden = ae * expert_weight(p, h.w1, h.w1q, h.w1s, e, 2 * n, d).transpose();
-    RowMajor inter(rows, n);
+    std::vector<std::uint16_t> inter_bf16(static_cast<std::size_t>(rows * n));
     for (std::int64_t r = 0; r < rows; ++r)
-      for (std::int64_t c = 0; c < n; ++c)
-        inter(r, c) = gemm::bf16_to_float(gemm::float_to_bf16(silu_ref(hidden(r, c)) * hidden(r, n + c)));
+      for (std::int64_t c = 0; c < n; ++c) inter_bf16[r * n + c] = gemm::float_to_bf16(silu_ref(hidden(r, c)) * hidden(r, n + c));
+    const RowMajor inter = as_read(p, inter_bf16, rows, n);
     const RowMajor y = inter * expert_weight(p, h.w2, h.w2q, h.w2s, e, d, n).transpose();
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t t = sl[r] / p.topk;
@@ -124,18 +125,19 @@ std::vector<float> reference_moe_naive(const Problem& p, const HostOperands& h) 
       const std::int64_t slot = t * p.topk + k, e = h.routing.topk_ids[slot];
       const RowMajor w1 = expert_weight(p, h.w1, h.w1q, h.w1s, e, 2 * n, d);
       const RowMajor w2 = expert_weight(p, h.w2, h.w2q, h.w2s, e, d, n);
-      std::vector<float> inter(static_cast<std::size_t>(n));
+      std::vector<std::uint16_t> inter_bf16(static_cast<std::size_t>(n));
       for (std::int64_t j = 0; j < n; ++j) {
         double g = 0, u = 0;
         for (std::int64_t c = 0; c < d; ++c) {
           g += static_cast<double>(a(t, c)) * w1(j, c);
           u += static_cast<double>(a(t, c)) * w1(n + j, c);
         }
-        inter[j] = gemm::bf16_to_float(gemm::float_to_bf16(silu_ref(static_cast<float>(g)) * static_cast<float>(u)));
+        inter_bf16[j] = gemm::float_to_bf16(silu_ref(static_cast<float>(g)) * static_cast<float>(u));
       }
+      const RowMajor inter = as_read(p, inter_bf16, 1, n);
       for (std::int64_t c = 0; c < d; ++c) {
         double y = 0;
-        for (std::int64_t j = 0; j < n; ++j) y += static_cast<double>(inter[j]) * w2(c, j);
+        for (std::int64_t j = 0; j < n; ++j) y += static_cast<double>(inter(0, j)) * w2(c, j);
         out[t * d + c] += h.routing.topk_weights[slot] * static_cast<float>(y);
       }
     }
@@ -215,6 +217,10 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
   expert_ids_ = DeviceBuffer(static_cast<std::size_t>(blocks) * 4, guard);
   num_padded_ = DeviceBuffer(4, 64 << 10);
   inter_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim) * 2, guard);
+  if (fp8(p.quant)) {
+    inter_q_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim), guard);
+    inter_scale_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim / 128) * 4, guard);
+  }
   y_ = DeviceBuffer(std::max(workspace_bytes, rows * static_cast<std::size_t>(p.model_dim) * 4), guard);
   // NOTE: copies above run on the default stream; launches use a non-blocking stream.
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());
@@ -246,15 +252,16 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.align], d, s, params);
   }
-  if (pl.quant >= 0) {
-    QuantArgs q{st.hidden.get(), a_q_.get(), static_cast<float*>(a_scale_.get()), static_cast<int>(p_.m),
-                static_cast<int>(p_.model_dim)};
-    void* params[] = {&q};
+  // FP8: quantizes x [rows, dim] bf16 per 1x128 into q and scale (8 groups of 128 per 256-thread block).
+  auto quantize = [&](const DeviceBuffer& x, DeviceBuffer& q, DeviceBuffer& scale, std::int64_t rows, std::int64_t dim) {
+    QuantArgs a{x.get(), q.get(), static_cast<float*>(scale.get()), static_cast<int>(rows), static_cast<int>(dim)};
+    void* params[] = {&a};
     LaunchDims d;
-    d.grid[0] = static_cast<unsigned>(ceil_div(p_.m * (p_.model_dim / 128), 8));
+    d.grid[0] = static_cast<unsigned>(ceil_div(rows * (dim / 128), 8));
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
-  }
+  };
+  if (pl.quant >= 0) quantize(st.hidden, a_q_, a_scale_, p_.m, p_.model_dim);
   StageArgs s1{fp8(c.quant) ? a_q_.get() : st.hidden.get(),
                static_cast<const float*>(a_scale_.get()),
                w1_.get(),
@@ -292,9 +299,10 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(1));
     tunetab::launch(*pipeline[pl.stage1], d, s, params);
   }
+  if (pl.quant >= 0) quantize(inter_, inter_q_, inter_scale_, p_.rows(), p_.inter_dim);
   StageArgs s2 = s1;
-  s2.a = inter_.get();
-  s2.a_scale = nullptr;
+  s2.a = pl.quant >= 0 ? inter_q_.get() : inter_.get();
+  s2.a_scale = static_cast<const float*>(inter_scale_.get());
   s2.w = w2_.get();
   s2.w_scale = static_cast<const float*>(w2s_.get());
   s2.out = y_.get();
@@ -348,9 +356,11 @@ void Workload::poison_output() {
     TUNETAB_HIP_CHECK(hipMemsetD8(reinterpret_cast<hipDeviceptr_t>(static_cast<char*>(sets_[0].out.get()) + used),
                                   DeviceBuffer::kCanary, window));
   inter_.fill_bytes(0xff);
+  if (inter_q_.bytes()) inter_q_.fill_bytes(0xff);
   y_.fill_bytes(0xff);
   for (DeviceBuffer* b : {&sets_[0].hidden, &sets_[0].topk_ids, &sets_[0].topk_weights, &sets_[0].out, &w1_, &w2_, &w1s_,
-                          &w2s_, &a_q_, &a_scale_, &sorted_, &expert_ids_, &num_padded_, &inter_, &y_})
+                          &w2s_, &a_q_, &a_scale_, &sorted_, &expert_ids_, &num_padded_, &inter_, &inter_q_,
+                          &inter_scale_, &y_})
     if (b->bytes()) b->arm_guards();
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
 }
@@ -361,7 +371,8 @@ std::optional<std::string> Workload::guard_violation() const {
       {"out", &sets_[0].out},       {"w1", &w1_},                     {"w2", &w2_},
       {"w1_scale", &w1s_},          {"w2_scale", &w2s_},              {"a_q", &a_q_},
       {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"expert_ids", &expert_ids_},
-      {"num_padded", &num_padded_}, {"inter", &inter_},               {"y", &y_}};
+      {"num_padded", &num_padded_}, {"inter", &inter_},               {"inter_q", &inter_q_},
+      {"inter_scale", &inter_scale_}, {"y", &y_}};
   for (const auto& [name, buf] : buffers) {
     if (!buf->bytes()) continue;
     if (auto v = guard_violation_of(name, *buf)) return v;

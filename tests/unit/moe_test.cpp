@@ -250,10 +250,10 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_EQ(c.math, moe::Math::kWgmma);
   EXPECT_EQ(c.threads(1), 3 * 128);
   EXPECT_EQ(c.threads(2), 5 * 128);
-  // Stage 1: 4 x (2 halves x 128 rows of W + 32 e4m3 token rows) x 128 B; stage 2: 256 rows of W and 32 bf16
-  // token rows (two atoms of 128 B each).
+  // Stage 1: 4 x (2 halves x 128 rows of W + 32 e4m3 token rows) x 128 B; stage 2: 256 rows of W and 32 e4m3
+  // token rows (the quantized intermediate).
   EXPECT_EQ(c.shared_bytes(1), 4 * (2 * 128 + 32) * 128 + 1024);
-  EXPECT_EQ(c.shared_bytes(2), 4 * (256 + 2 * 32) * 128 + 1024);
+  EXPECT_EQ(c.shared_bytes(2), 4 * (256 + 32) * 128 + 1024);
   const auto k = moe::kernels(c, 32);
   ASSERT_EQ(k.size(), 5u);
   EXPECT_EQ(k[2].name_expression, "tt::moe_stage_wgmma<1, 32, 128, 4, 1, int>");
@@ -339,9 +339,9 @@ TEST(MoeProblem, JsonRoundTripsAndNamesBadFields) {
 
 TEST(MoeConfig, SharedMemoryAndWorkspaceCoverBothStages) {
   const auto c = moe::Config::from_name("fp8_m16w16_n32x128_k128_s4_mma_sk2");
-  // Stage 1: 4 x (16 rows x 144 B of A + 2 x 32 rows x 144 B of W); stage 2: A is bf16 (272 B rows).
+  // Stage 1: 4 x (16 rows x 144 B of A + 2 x 32 rows x 144 B of W); stage 2: A is the e4m3 intermediate.
   EXPECT_EQ(c.shared_bytes(1), 4 * (16 * 144 + 64 * 144));
-  EXPECT_EQ(c.shared_bytes(2), 4 * (16 * 272 + 128 * 144));
+  EXPECT_EQ(c.shared_bytes(2), 4 * (16 * 144 + 128 * 144));
   EXPECT_EQ(c.shared_bytes(), c.shared_bytes(2));
   EXPECT_EQ(moe::dynamic_shared_bytes(c), (std::vector<int>{0, 0, c.shared_bytes(1), c.shared_bytes(2), 0}));
   EXPECT_EQ(moe::workspace_bytes(glm(64), c), 2u * 64 * 8 * 6144 * 4);
@@ -422,25 +422,26 @@ TEST(MoeTolerance, Fp8StageOneNoiseOnNearZeroElementsPassesWhileAMissingExpertFa
   double ss = 0;
   for (float v : ref) ss += double(v) * v;
   const double rms = std::sqrt(ss / static_cast<double>(ref.size()));
-  // The fp8 MMA's stage-1 noise as measured on the H200 (8.4e-4 RMS(ref), independent of each value), and at
-  // the element nearest 0 a 6-sigma tail of it, as 25M elements produce.
+  // The fp8 MMA's stage-1 noise through the re-quantized intermediate (kernels/tolerance.h: 3..5e-3 RMS(ref),
+  // independent of each value), and at the element nearest 0 a 6-sigma tail of it, as 25M elements produce.
+  constexpr double kNoise = 4e-3;
   std::mt19937 rng(5);
-  std::normal_distribution<double> noise(0.0, 8.4e-4 * rms);
+  std::normal_distribution<double> noise(0.0, kNoise * rms);
   std::vector<std::uint16_t> out;
   for (float v : ref) out.push_back(gemm::float_to_bf16(static_cast<float>(v + noise(rng))));
   std::size_t nearest0 = 0;
   for (std::size_t i = 0; i < ref.size(); ++i)
     if (std::fabs(ref[i]) < std::fabs(ref[nearest0])) nearest0 = i;
-  out[nearest0] = gemm::float_to_bf16(static_cast<float>(ref[nearest0] + 6 * 8.4e-4 * rms));
+  out[nearest0] = gemm::float_to_bf16(static_cast<float>(ref[nearest0] + 6 * kNoise * rms));
   const auto cmp = gemm::compare(out, ref, moe::tolerance(p));
   EXPECT_TRUE(cmp.passed) << cmp.summary();
-  // The previous bound (atol 4e-3 RMS) failed exactly such an element.
+  // The bound of the bf16 intermediate (atol 1e-2 RMS) fails exactly such an element.
   ToleranceSpec before = moe::tolerance_spec(p);
-  before.atol_rms = 4e-3;
+  before.atol_rms = 1e-2;
   EXPECT_FALSE(gemm::compare(out, ref, gemm::tolerance_of(before)).passed);
-  // One element off by 3% of RMS(ref) where its value is ~0 fails.
+  // One element off by 8% of RMS(ref) where its value is ~0 fails.
   auto one_off = out;
-  one_off[nearest0] = gemm::float_to_bf16(static_cast<float>(ref[nearest0] + 0.03 * rms));
+  one_off[nearest0] = gemm::float_to_bf16(static_cast<float>(ref[nearest0] + 0.08 * rms));
   EXPECT_FALSE(gemm::compare(one_off, ref, moe::tolerance(p)).passed);
   // A token that lost one of its experts (its routing weight dropped) fails.
   h.routing.topk_weights[0] = 0;
