@@ -433,7 +433,7 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1 + 128);  // the TMA's expect_tx arrival and every producer thread's
-      mbar_init(&empty_bar[s], kConsumers * kCluster);  // every consumer of the cluster reads what it copies
+      mbar_init(&empty_bar[s], kConsumers * 4 * kCluster);  // every consumer warp of the cluster reads what it copies
     }
     fence_barrier_init();
   }
@@ -531,8 +531,9 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
           for (int h = 0; h < kHalves; ++h) acc[h][j * 4 + e] += tmp[h][j * 4 + e] * (w_scale[h] * sa);
         }
       // After the scale reads: the producers may refill it all (with a cluster, each CTA's producer refills its
-      // slice of every CTA's stage, so the stage is released in all of them).
-      if (tid % 128 == 0) {
+      // slice of every CTA's stage, so the stage is released in all of them). NOTE: each warp releases it after
+      // its own reads of the token scales: one arrival per warpgroup let the refill race its other warps' reads.
+      if (lane == 0) {
         if constexpr (kCluster > 1) {
 #pragma unroll
           for (u32 r = 0; r < kCluster; ++r) mbar_arrive_cluster(&empty_bar[s], r);
