@@ -206,6 +206,7 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
         ch.block_m = c.at("block_m").get<std::int64_t>();
         const std::int64_t split = c.at("split_k").get<std::int64_t>();
         ch.ksplit = split > 1 ? split : 0;
+        ch.run_1stage = moe::Config::from_name(b.config_name).math == moe::Math::kFused;
         // NOTE: one pipeline runs both stages and is timed as a whole: us1 and us2 repeat its time.
         ch.kernel_name1 = ch.kernel_name2 = "tunetab_" + b.family + "_" + b.config_name;
         ch.us = ch.us1 = ch.us2 = *b.result.median_us;

@@ -17,7 +17,7 @@ const std::pair<Quant, const char*> kQuantNames[] = {
     {Quant::kBf16, "bf16"}, {Quant::kFp8, "fp8"}, {Quant::kFp8Fnuz, "fp8fnuz"}};
 const std::pair<Routing, const char*> kRoutingNames[] = {{Routing::kBalanced, "balanced"}, {Routing::kSkewed, "skewed"}};
 const std::pair<Math, const char*> kMathNames[] = {
-    {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}};
+    {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kFused, "fused"}};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 bool fp8(Quant q) { return q != Quant::kBf16; }
@@ -79,6 +79,7 @@ int Config::shared_bytes(int stage) const {
   const int ea = fp8(quant) ? 1 : 2, eb = ea;
   const int bn = stage == 1 ? block_n1 : block_n2;
   const int halves = stage == 1 ? 2 : 1;
+  if (math == Math::kFused) return stage == 1 ? stages * (2 * block_n1 + warp_m) * 128 + warp_m * 128 + 1024 : 0;
   if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
   return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
 }
@@ -91,11 +92,11 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt|wgmma)_sk(\d+))");
+  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt|wgmma|fused)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name +
-                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt|wgmma>_sk<SK>)");
+                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt|wgmma|fused>_sk<SK>)");
   Config c;
   c.quant = quant_from_string(mt[1]);
   c.block_m = std::stoi(mt[2]);
@@ -147,6 +148,7 @@ constexpr WgmmaTile kWgmmaTiles[] = {
   { 128, 32, 256, 256 }, { 128, 64, 128, 128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 6};
+constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage
 // clang-format on
 }  // namespace
 
@@ -173,6 +175,8 @@ std::vector<Config> enumerate() {
       for (const WgmmaTile& t : kWgmmaTiles)
         for (int s : kWgmmaStages)
           for (int sk : kSplits) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma, sk});
+    if (q == Quant::kFp8)
+      for (int s : kFusedStages) out.push_back(Config{q, 32, 32, 128, 128, 128, s, Math::kFused, 1});
     // The portable path, a few shapes (it is what AMD targets run today).
     for (const MTile& t : {kMTiles[0], kMTiles[2]})
       for (int sk : {1, 2}) out.push_back(Config{q, t.block_m, t.warp_m, 64, 64, fp8(q) ? 128 : 64, 2, Math::kSimt, sk});
@@ -193,6 +197,10 @@ std::int64_t k_per_split(const Problem& p, const Config& c) {
   return ceil_div(ceil_div(p.inter_dim, c.split_k), c.block_k) * c.block_k;
 }
 
+std::int64_t splits(const Problem& p, const Config& c) {
+  return c.math == Math::kFused ? ceil_div(p.inter_dim, 128) : std::max(1, c.split_k);
+}
+
 std::optional<std::string> why_unsupported(const Problem& p, const Config& c, const Target& t) {
   if (p.m <= 0 || p.model_dim <= 0 || p.inter_dim <= 0 || p.experts <= 0 || p.topk <= 0)
     return "tokens, model_dim, inter_dim, experts and topk must be positive";
@@ -204,7 +212,22 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     return "FP8 per-1x128 needs model_dim and inter_dim to be multiples of 128";
   if (p.rows() + p.experts * static_cast<std::int64_t>(c.block_m) > 0x7fffffff) return "sorted rows must fit in int32";
   if (max_blocks(p, c.block_m) > 65535) return "sorted blocks (" + std::to_string(max_blocks(p, c.block_m)) + ") exceed the grid's y limit";
-  if (c.math == Math::kWgmma) {
+  if (c.math == Math::kFused) {
+    if (!t.nvidia || t.arch != "sm_90a") return "the fused variant's wgmma and TMA exist only on sm_90a (target " + t.arch + ")";
+    if (c.quant != Quant::kFp8) return "the fused variant takes e4m3fn weights";
+    if (c.block_m != 32 || c.warp_m != 32 || c.block_n1 != 128 || c.block_n2 != 128 || c.split_k != 1)
+      return "fused: 32 sorted rows, 128 columns of inter_dim and 128-row W2 tiles per CTA, no split-K";
+    // NOTE: its partials (one plane per 128 columns of inter_dim) are what the reduce reads; once they pass an
+    // eighth of the weights' bytes the pipeline's smaller intermediate costs less than the launch it saves.
+    const std::int64_t partials = splits(p, c) * p.rows() * p.model_dim * 4;
+    if (partials > p.weight_bytes() / 8)
+      return "fused: its per-slice partials (" + std::to_string(partials >> 20) + " MiB) exceed an eighth of the weights (" +
+             std::to_string((p.weight_bytes() / 8) >> 20) + " MiB): it serves decode only";
+    // Static shared memory besides the stages: barriers, the tile's rows, the token scales per stage, the warps' amax.
+    const int total = c.shared_bytes(1) + 2 * c.stages * 8 + 2 * c.warp_m * 4 + c.stages * c.warp_m * 4 + 8 * c.warp_m * 4;
+    if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
+      return "fused: needs " + std::to_string(total) + " B of shared memory, target has " + std::to_string(t.max_smem_per_block);
+  } else if (c.math == Math::kWgmma) {
     if (!t.nvidia || t.arch != "sm_90a") return "wgmma and TMA exist only on sm_90a (target " + t.arch + ")";
     if (c.quant != Quant::kFp8) return "the wgmma stages take e4m3fn weights";
     if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128) return "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
@@ -252,7 +275,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
 }
 
 std::size_t workspace_bytes(const Problem& p, const Config& c) {
-  return static_cast<std::size_t>(std::max(1, c.split_k)) * static_cast<std::size_t>(p.rows() * p.model_dim) * 4;
+  return static_cast<std::size_t>(splits(p, c)) * static_cast<std::size_t>(p.rows() * p.model_dim) * 4;
 }
 
 std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
@@ -263,7 +286,7 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
       {"w2", p.experts * p.model_dim * p.inter_dim - 1},
       {"inter", rows * p.inter_dim - 1},
       {"inter_q", rows * p.inter_dim - 1},
-      {"y", c.split_k * rows * p.model_dim - 1},
+      {"y", splits(p, c) * rows * p.model_dim - 1},
       {"out", p.m * p.model_dim - 1},
       {"sorted_ids", max_padded_rows(p, c.block_m) - 1},
   };
@@ -271,6 +294,7 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
 }
 
 Pipeline pipeline_layout(const Config& c) {
+  if (c.math == Math::kFused) return Pipeline{0, 1, 2, -1, 3};
   if (fp8(c.quant)) return Pipeline{0, 1, 2, 3, 4};
   return Pipeline{0, -1, 1, 2, 3};
 }
@@ -286,6 +310,12 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     add("moe_route.h", std::string("tt::moe_quant_a<") + (c.quant == Quant::kFp8Fnuz ? "true" : "false") + ", " + index + ">",
         "tt::MoeQuantArgs");
   for (int stage : {1, 2}) {
+    if (c.math == Math::kFused) {
+      if (stage == 1)
+        add("moe_fused.h", "tt::moe_fused_wgmma<" + std::to_string(c.warp_m) + ", " + std::to_string(c.stages) + ", " + index + ">",
+            "const tt::MoeFusedArgs");
+      continue;
+    }
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
     if (c.math == Math::kWgmma) {
       add("moe_gemm.h",

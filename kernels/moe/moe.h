@@ -7,6 +7,8 @@
 //   quant    FP8 only, the same kernel again: inter to e4m3 with one fp32 scale per slot per 128 columns
 //   stage 2  inter W2^T times the slot's top-k weight -> y [splits, tokens * topk, model_dim] fp32
 //   reduce   out[t] = sum over k (and splits) of y[t * topk + k], bf16: a fixed order, so deterministic
+// The 1-stage variant (Math::kFused, sm_90a FP8, decode) launches align, quant, one kernel for stage 1, the
+// intermediate's quantization and stage 2 (partials per 128 columns of inter_dim as the splits), and reduce.
 // FP8: weights e4m3 with one scale per 128x128 block; both stages' activations e4m3 per 1x128: stage 1's
 // bf16 output is quantized as the hidden states are, as AITER's 2-stage FP8 MoE quantizes it (its a2), so
 // stage 2 runs e4m3 x e4m3 like stage 1.
@@ -63,10 +65,12 @@ struct Problem {
 };
 
 /// Portable FMA, mma.sync (bf16 tensor cores; FP8 operands decoded to bf16 per fragment), or (sm_90a, e4m3fn)
-/// wgmma: weights by TMA decoded into register fragments, a consumer warpgroup per 64 rows of W
-/// (tt::moe_stage_wgmma; block_n1 / block_n2 are its rows of W per CTA, warp_m its sorted rows, the MMA width;
-/// block_m / warp_m CTAs form a cluster that shares each W tile by multicast).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2 };
+/// wgmma: weights by TMA, a consumer warpgroup per 64 rows of W (tt::moe_stage_wgmma; block_n1 / block_n2 are
+/// its rows of W per CTA, warp_m its sorted rows, the MMA width; block_m / warp_m CTAs form a cluster that shares
+/// each W tile by multicast), or (sm_90a, e4m3fn) the 1-stage variant, both GEMMs in one kernel
+/// (tt::moe_fused_wgmma: a CTA per sorted block and 128 columns of inter_dim, block_n1 = block_n2 = 128; for
+/// decode, where its per-slice partials stay small).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kFused = 3 };
 
 struct Config {
   Quant quant = Quant::kBf16;  // picks the code object, so it is part of the config
@@ -86,11 +90,13 @@ struct Config {
   int warps_n() const { return kWarps / warps_m(); }
   /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
   int threads(int stage = 1) const {
+    if (math == Math::kFused) return 3 * 128;
     if (math == Math::kWgmma) return ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
     return kWarps * 32;
   }
   /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes (wgmma:
-  /// unpadded 128-byte swizzled rows, e4m3 tokens, 1 KiB of alignment slack).
+  /// unpadded 128-byte swizzled rows, e4m3 tokens, 1 KiB of alignment slack; fused: its one kernel's, as
+  /// stage 1's, with the intermediate's tile, and none for stage 2).
   int shared_bytes(int stage) const;
   /// The larger of the two stages': what every module of the pipeline may opt in to.
   int shared_bytes() const { return shared_bytes(1) > shared_bytes(2) ? shared_bytes(1) : shared_bytes(2); }
@@ -112,16 +118,20 @@ std::int64_t max_padded_rows(const Problem& p, int block_m);
 std::int64_t max_blocks(const Problem& p, int block_m);
 /// Stage 2's K per split: inter_dim split evenly into multiples of block_k.
 std::int64_t k_per_split(const Problem& p, const Config& c);
+/// Planes of the split workspace that the reduce sums: split_k, or (fused) one per 128 columns of inter_dim.
+std::int64_t splits(const Problem& p, const Config& c);
 std::vector<BufferBound> index_bounds(const Problem& p, const Config& c);
-/// Stage 2's fp32 output planes, split_k x tokens * topk x model_dim: the Workload's workspace.
+/// Stage 2's fp32 output planes, splits x tokens * topk x model_dim: the Workload's workspace.
 std::size_t workspace_bytes(const Problem& p, const Config& c);
 
-/// Indices into kernels()'s result (FP8 launches `quant` twice: the hidden states, then the intermediate).
+/// Indices into kernels()'s result (FP8 launches `quant` twice: the hidden states, then the intermediate; the
+/// fused variant once, and its one kernel is `stage1`, with `stage2` -1).
 struct Pipeline {
   int align = 0, quant = -1, stage1 = 1, stage2 = 2, reduce = 3;
 };
 Pipeline pipeline_layout(const Config& c);
-/// The pipeline's translation units in launch order: align, [quant,] stage 1, stage 2, reduce.
+/// The pipeline's translation units in launch order: align, [quant,] stage 1, stage 2, reduce (fused: align,
+/// quant, the fused kernel, reduce).
 std::vector<KernelSource> kernels(const Config& c, int index_bits);
 /// Dynamic shared memory of each kernel of kernels(), in the same order (above 48 KiB a module must opt in).
 std::vector<int> dynamic_shared_bytes(const Config& c);

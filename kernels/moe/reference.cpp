@@ -144,7 +144,8 @@ std::vector<float> reference_moe_naive(const Problem& p, const HostOperands& h) 
   return out;
 }
 
-// NOTE: mirror tt::MoeAlignArgs, tt::MoeQuantArgs, tt::MoeStageArgs and tt::MoeReduceArgs (templates/moe_common.h).
+// NOTE: mirror tt::MoeAlignArgs, tt::MoeQuantArgs, tt::MoeStageArgs and tt::MoeReduceArgs (templates/moe_common.h),
+// and tt::MoeFusedArgs (templates/moe_fused.h).
 struct AlignArgs {
   const int* topk_ids;
   int* sorted_ids;
@@ -169,6 +170,21 @@ struct StageArgs {
   const float* topk_weights;
   void* out;
   int rows, topk, n, k, k_per_split;
+};
+struct FusedArgs {
+  const void* a;
+  const void* w1;
+  const void* w2;
+  const float* a_scale;
+  const float* w1_scale;
+  const float* w2_scale;
+  const int* sorted_ids;
+  const int* expert_ids;
+  const int* num_padded;
+  const float* topk_weights;
+  void* y;
+  int rows, topk, model_dim, inter_dim;
+  TensorMap w1_map, w2_map;
 };
 struct ReduceArgs {
   const float* y;
@@ -227,6 +243,7 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
 }
 
 std::vector<int> dynamic_shared_bytes(const Config& c) {
+  if (c.math == Math::kFused) return {0, 0, c.shared_bytes(1), 0};
   std::vector<int> out = {0};
   if (fp8(c.quant)) out.push_back(0);
   out.push_back(c.shared_bytes(1));
@@ -237,7 +254,9 @@ std::vector<int> dynamic_shared_bytes(const Config& c) {
 
 void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
   const Pipeline pl = pipeline_layout(c);
-  TUNETAB_ASSERT(pipeline.size() == (fp8(c.quant) ? 5u : 4u), "fused_moe pipeline: align, [quant,] stage 1, stage 2, reduce");
+  const bool fused = c.math == Math::kFused;
+  TUNETAB_ASSERT(pipeline.size() == (fused || !fp8(c.quant) ? 4u : 5u),
+                 "fused_moe pipeline: align, [quant,] stage 1, stage 2, reduce (fused: align, quant, fused, reduce)");
   TUNETAB_ASSERT(y_.bytes() >= moe::workspace_bytes(p_, c), "stage-2 workspace holds fewer splits than the config uses");
   Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
   const int rows = static_cast<int>(p_.rows());
@@ -262,6 +281,45 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
   if (pl.quant >= 0) quantize(st.hidden, a_q_, a_scale_, p_.m, p_.model_dim);
+  const auto reduce = [&] {
+    ReduceArgs r{static_cast<const float*>(y_.get()), st.out.get(), static_cast<int>(p_.m), static_cast<int>(p_.topk),
+                 static_cast<int>(p_.model_dim), static_cast<int>(splits(p_, c))};
+    void* params[] = {&r};
+    LaunchDims d;
+    d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, 1024));
+    d.grid[1] = static_cast<unsigned>(p_.m);
+    d.block[0] = 256;
+    tunetab::launch(*pipeline[pl.reduce], d, s, params);
+  };
+  if (fused) {
+    // NOTE: mirrors tt::MoeFusedArgs: W1 and W2 by TMA in boxes of 128 bytes of K x 128 rows.
+    FusedArgs f{a_q_.get(),
+                w1_.get(),
+                w2_.get(),
+                static_cast<const float*>(a_scale_.get()),
+                static_cast<const float*>(w1s_.get()),
+                static_cast<const float*>(w2s_.get()),
+                static_cast<const int*>(sorted_.get()),
+                static_cast<const int*>(expert_ids_.get()),
+                static_cast<const int*>(num_padded_.get()),
+                static_cast<const float*>(st.topk_weights.get()),
+                y_.get(),
+                rows,
+                static_cast<int>(p_.topk),
+                static_cast<int>(p_.model_dim),
+                static_cast<int>(p_.inter_dim),
+                tensor_map_2d(w1_.get(), 1, p_.model_dim, p_.experts * 2 * p_.inter_dim, p_.model_dim, 128, 128),
+                tensor_map_2d(w2_.get(), 1, p_.inter_dim, p_.experts * p_.model_dim, p_.inter_dim, 128, 128)};
+    void* params[] = {&f};
+    LaunchDims d;
+    d.grid[0] = blocks;  // sorted blocks fastest: one expert's blocks share each W tile in L2
+    d.grid[1] = static_cast<unsigned>(ceil_div(p_.inter_dim, 128));
+    d.block[0] = static_cast<unsigned>(c.threads(1));
+    d.shared_bytes = static_cast<unsigned>(c.shared_bytes(1));
+    tunetab::launch(*pipeline[pl.stage1], d, s, params);
+    reduce();
+    return;
+  }
   StageArgs s1{fp8(c.quant) ? a_q_.get() : st.hidden.get(),
                static_cast<const float*>(a_scale_.get()),
                w1_.get(),
@@ -326,16 +384,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(2));
     tunetab::launch(*pipeline[pl.stage2], d, s, params);
   }
-  ReduceArgs r{static_cast<const float*>(y_.get()), st.out.get(), static_cast<int>(p_.m), static_cast<int>(p_.topk),
-               static_cast<int>(p_.model_dim), c.split_k};
-  {
-    void* params[] = {&r};
-    LaunchDims d;
-    d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, 1024));
-    d.grid[1] = static_cast<unsigned>(p_.m);
-    d.block[0] = 256;
-    tunetab::launch(*pipeline[pl.reduce], d, s, params);
-  }
+  reduce();
 }
 
 void Workload::set_m(std::int64_t m) {

@@ -113,6 +113,10 @@ const char* kFp8WgmmaConfigs[] = {
   "fp8_m32w32_n128x128_k128_s4_wgmma_sk2", "fp8_m64w64_n64x64_k128_s6_wgmma_sk1", "fp8_m32w32_n256x256_k128_s3_wgmma_sk4",
   "fp8_m64w64_n128x128_k128_s4_wgmma_sk1", "fp8_m128w32_n256x256_k128_s3_wgmma_sk1", "fp8_m64w32_n128x128_k128_s4_wgmma_sk2",
 };
+// sm_90a only, decode only: the 1-stage variant (both GEMMs in one kernel), every pipeline depth.
+const char* kFp8FusedConfigs[] = {
+  "fp8_m32w32_n128x128_k128_s3_fused_sk1", "fp8_m32w32_n128x128_k128_s4_fused_sk1", "fp8_m32w32_n128x128_k128_s5_fused_sk1",
+};
 // clang-format on
 
 /// The FP8 configs a test runs on `arch`: the wgmma ones only where they exist.
@@ -163,6 +167,43 @@ TEST(MoeGpuConfigs, TestConfigsAreInTheEnumeratedSpace) {
   for (const char* n : kFp8Configs) EXPECT_NE(std::find(all.begin(), all.end(), moe::Config::from_name(n)), all.end()) << n;
   for (const char* n : kFp8WgmmaConfigs)
     EXPECT_NE(std::find(all.begin(), all.end(), moe::Config::from_name(n)), all.end()) << n;
+  for (const char* n : kFp8FusedConfigs)
+    EXPECT_NE(std::find(all.begin(), all.end(), moe::Config::from_name(n)), all.end()) << n;
+}
+
+// The 1-stage variant at the M it serves (decode), GLM-like with inter_dim 1024, both routings, both index
+// widths, against the reference of the re-quantized pipeline (the same numerics: bf16 intermediate quantized per
+// 1x128); and at the edges: topk = E (every expert in every token's path) and most experts idle.
+TEST_F(MoeGpu, FusedVariantMatchesReferenceAtDecodeM) {
+  if (facts_.arch != "sm_90a") GTEST_SKIP() << "the fused variant is sm_90a only";
+  const Target t = Target::from_arch(facts_.arch);
+  int checked = 0;
+  auto check = [&](moe::Workload& w, const moe::Problem& p, const char* name, int bits) {
+    const auto c = moe::Config::from_name(name);
+    ASSERT_FALSE(moe::why_unsupported(p, c, t)) << *moe::why_unsupported(p, c, t);
+    const auto o = run(w, p, c, bits);
+    EXPECT_TRUE(o.cmp.passed) << p.key() << " " << name << " index" << bits << ": " << o.cmp.summary();
+    EXPECT_FALSE(o.guard) << p.key() << " " << name << ": " << *o.guard;
+    EXPECT_TRUE(o.deterministic) << p.key() << " " << name << ": two launches gave different bits";
+    ++checked;
+  };
+  for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
+    const moe::Problem cap{16, 6144, 1024, 32, 8, moe::Quant::kFp8, routing};
+    moe::Workload w(cap, 300 + static_cast<std::uint64_t>(routing), 1,
+                    moe::workspace_bytes(cap, moe::Config::from_name(kFp8FusedConfigs[0])));
+    for (std::int64_t m : {16, 7, 2, 1}) {
+      const moe::Problem p{m, 6144, 1024, 32, 8, moe::Quant::kFp8, routing};
+      w.set_m(m);
+      for (std::size_t i = 0; i < std::size(kFp8FusedConfigs); ++i)
+        check(w, p, kFp8FusedConfigs[i], (i + static_cast<std::size_t>(m)) % 2 ? 64 : 32);
+    }
+  }
+  for (const moe::Problem& p : {moe::Problem{1, 256, 256, 8, 8, moe::Quant::kFp8, moe::Routing::kBalanced},
+                                moe::Problem{2, 512, 384, 64, 4, moe::Quant::kFp8, moe::Routing::kSkewed}}) {
+    moe::Workload w(p, 9, 1, moe::workspace_bytes(p, moe::Config::from_name(kFp8FusedConfigs[0])));
+    check(w, p, kFp8FusedConfigs[1], 32);
+  }
+  EXPECT_EQ(checked, 3 * 4 * 2 + 2);
 }
 
 TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {

@@ -305,6 +305,57 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   }
 }
 
+// The 1-stage variant (sm_90a, e4m3fn): one kernel for both GEMMs between the align/quant and the reduce, a CTA
+// per sorted block and 128 columns of inter_dim, whose per-slice partials the reduce sums; decode only.
+TEST(MoeConfig, FusedVariantIsOneKernelForDecode) {
+  const auto c = moe::Config::from_name("fp8_m32w32_n128x128_k128_s4_fused_sk1");
+  EXPECT_EQ(c.math, moe::Math::kFused);
+  EXPECT_EQ(c.name(), "fp8_m32w32_n128x128_k128_s4_fused_sk1");
+  EXPECT_EQ(c.threads(1), 3 * 128);
+  EXPECT_EQ(c.cluster(), 1);
+  // 4 stages of (gate and up: 2 x 128 rows of W1, or one 128-row W2 tile) + 32 token rows, and the intermediate.
+  EXPECT_EQ(c.shared_bytes(1), 4 * (2 * 128 + 32) * 128 + 32 * 128 + 1024);
+  EXPECT_EQ(c.shared_bytes(2), 0);
+  const auto k = moe::kernels(c, 64);
+  ASSERT_EQ(k.size(), 4u);
+  EXPECT_EQ(k[1].name_expression, "tt::moe_quant_a<false, long long>");
+  EXPECT_EQ(k[2].name_expression, "tt::moe_fused_wgmma<32, 4, long long>");
+  EXPECT_EQ(k[2].parameters, "const tt::MoeFusedArgs");
+  EXPECT_EQ(k[3].name_expression, "tt::moe_reduce<long long>");
+  const auto pl = moe::pipeline_layout(c);
+  EXPECT_EQ(pl.quant, 1);
+  EXPECT_EQ(pl.stage1, 2);
+  EXPECT_EQ(pl.stage2, -1);
+  EXPECT_EQ(pl.reduce, 3);
+  EXPECT_EQ(moe::dynamic_shared_bytes(c), (std::vector<int>{0, 0, c.shared_bytes(1), 0}));
+  // One partial plane per 128 columns of inter_dim (GLM-5: 16), whatever split_k says.
+  EXPECT_EQ(moe::splits(glm(4), c), 16);
+  EXPECT_EQ(moe::workspace_bytes(glm(4), c), 16u * 4 * 8 * 6144 * 4);
+  for (const auto& b : moe::index_bounds(glm(4), c))
+    if (b.buffer == "y") EXPECT_EQ(b.max_offset, 16 * 4 * 8 * 6144 - 1);
+  Target sm90 = Target::from_arch("sm_90a");
+  sm90.cu_count = 132;
+  auto why = [&](const moe::Problem& p, const moe::Config& cc, const Target& t) {
+    return moe::why_unsupported(p, cc, t).value_or("");
+  };
+  for (std::int64_t m : {1, 2, 16, 32}) EXPECT_EQ(why(glm(m), c, sm90), "") << "M=" << m;
+  // Its partials grow with M: past an eighth of the weights' bytes the pipeline serves.
+  EXPECT_NE(why(glm(336), c, sm90).find("decode only"), std::string::npos);
+  EXPECT_NE(why(glm(1), c, Target::from_arch("gfx942")).find("sm_90a"), std::string::npos);
+  auto fnuz = c;
+  fnuz.quant = moe::Quant::kFp8Fnuz;
+  EXPECT_NE(why(glm(1, moe::Quant::kFp8Fnuz), fnuz, sm90).find("e4m3fn"), std::string::npos);
+  auto wide = c;
+  wide.block_n1 = 256;
+  EXPECT_NE(why(glm(1), wide, sm90).find("128 columns"), std::string::npos);
+  auto split = c;
+  split.split_k = 2;
+  EXPECT_NE(why(glm(1), split, sm90).find("no split-K"), std::string::npos);
+  int fused = 0;
+  for (const auto& cc : moe::enumerate()) fused += cc.math == moe::Math::kFused;
+  EXPECT_EQ(fused, 3);
+}
+
 TEST(MoeConfig, IndexBoundsNeed64BitsOnlyForHugeM) {
   const auto c = moe::Config::from_name("fp8_m16w16_n64x64_k128_s3_mma_sk1");
   EXPECT_EQ(required_index_bits(moe::index_bounds(glm(4096), c)), 32);
