@@ -33,5 +33,5 @@ profile() {
 }
 extra=("$@")
 [ -n "$fp8" ] && profile fp8 TUNETAB_TIME_FP8 'GemmFp8Gpu.TimeConfigs*' gemm_fp8_blockscale 1 "$fp8"
-[ -n "$moe" ] && profile moe TUNETAB_TIME_MOE 'MoeGpu.TimeConfigs*' moe_stage 2 "$moe"
+[ -n "$moe" ] && profile moe TUNETAB_TIME_MOE 'MoeGpu.TimeConfigs*' 'moe_(stage|fused)' 2 "$moe"
 exit $status
