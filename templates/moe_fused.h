@@ -16,6 +16,7 @@
 // warpgroups, 64 rows of W each, over one stage ring that runs through both phases.
 #pragma once
 #include "moe_common.h"
+#include "moe_wgmma.h"
 #include "tt_async.h"
 
 namespace tt {
@@ -91,16 +92,10 @@ __global__ void __launch_bounds__(3 * 128) moe_fused_wgmma(const TT_GRID_CONSTAN
   sync_block();
   if (wg == kConsumers) {
     const int pt = tid - kConsumers * 128;
-    // NOTE: as moe_stage_wgmma: a tile is released kAhead tiles after its cp.async copies were issued, once they
-    // have landed; phase B's tiles have no copies, and their (empty) groups keep the count uniform.
-    constexpr int kAhead = kStages - 1;
+    // NOTE: phase B's tiles have no copies; their (empty) cp.async groups keep moe_release_ahead's count uniform.
     for (int i = 0; i < tiles; ++i) {
       const int s = i % kStages;
-      if (i >= kAhead) {
-        copy_wait<kAhead - 1>();
-        fence_proxy_async();
-        mbar_arrive(&full_bar[(i - kAhead) % kStages]);
-      }
+      moe_release_ahead<kStages>(full_bar, i);
       if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
       u8* const sw = base + s * kStageBytes;
       if (i < kb_a) {
@@ -111,25 +106,15 @@ __global__ void __launch_bounds__(3 * 128) moe_fused_wgmma(const TT_GRID_CONSTAN
           tma_load_2d(sw, &p.w1_map, k0, w1_row, &full_bar[s]);                                 // gate
           tma_load_2d(sw + kSlice * 128, &p.w1_map, k0, w1_row + p.inter_dim, &full_bar[s]);   // up
         }
-        u8* const st = sw + kW1Bytes;
-        for (int c = pt; c < kBlockM * 8; c += 128) {
-          const int r = c / 8, g = c % 8;
-          const int ar = s_a_row[r];
-          // kBlockM rows x 8 chunks of 16 e4m3 bytes, chunk g of row r at chunk g ^ (r % 8) of its 128-byte row.
-          copy_async<16>(st + r * 128 + ((g ^ (r & 7)) << 4), ar >= 0 ? p.a + static_cast<Index>(ar) * p.model_dim + k0 + g * 16 : p.a,
-                         ar >= 0);
-          if (g == 0)
-            copy_async<4>(&s_token_scale[s][r], ar >= 0 ? p.a_scale + static_cast<Index>(ar) * kb_a + i : p.a_scale, ar >= 0);
-        }
+        moe_gather_tokens<kBlockM, Index>(sw + kW1Bytes, s_token_scale[s], s_a_row, p.a, p.a_scale, p.model_dim, kb_a, k0,
+                                          p.model_dim, pt);
       } else if (pt == 0) {
         mbar_arrive_expect_tx(&full_bar[s], 128 * 128);
         tma_load_2d(sw, &p.w2_map, c0, expert * p.model_dim + (i - kb_a) * 128, &full_bar[s]);
       }
       copy_commit();
     }
-    copy_wait<0>();
-    fence_proxy_async();
-    for (int i = tiles > kAhead ? tiles - kAhead : 0; i < tiles; ++i) mbar_arrive(&full_bar[i % kStages]);
+    moe_release_rest<kStages>(full_bar, tiles);
   } else {
     const int gq = lane / 4, tq = lane % 4;
     const int r0 = wg * 64 + warp * 16 + gq;  // this lane's rows of W: r0 and r0 + 8 (of each half in phase A)
@@ -150,28 +135,7 @@ __global__ void __launch_bounds__(3 * 128) moe_fused_wgmma(const TT_GRID_CONSTAN
         w_scale[h] = p.w1_scale[(static_cast<Index>(expert) * (2 * p.inter_dim / 128) + (h * p.inter_dim + c0) / 128) * kb_a + i];
       mbar_wait(&full_bar[s], (i / kStages) & 1);
       const u8* const sw = base + s * kStageBytes;
-      const u8* const st = sw + kW1Bytes;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) fence_operands(tmp[h]);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
-        const u64 db = wgmma_desc(st) + 2 * kk;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) wgmma_fp8<kBlockM>(tmp[h], wgmma_desc(sw + (h * kSlice + wg * 64) * 128) + 2 * kk, db, kk);
-      }
-      wgmma_commit();
-      wgmma_wait<0>();
-#pragma unroll
-      for (int h = 0; h < 2; ++h) fence_operands(tmp[h]);
-#pragma unroll
-      for (int j = 0; j < kBlockM / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float sa = s_token_scale[s][j * 8 + 2 * tq + e % 2];
-#pragma unroll
-          for (int h = 0; h < 2; ++h) acc[h][j * 4 + e] += tmp[h][j * 4 + e] * (w_scale[h] * sa);
-        }
+      moe_mma_kblock<kBlockM, 2>(acc, tmp, sw + wg * 64 * 128, kSlice * 128, sw + kW1Bytes, s_token_scale[s], w_scale, tq);
       if (lane == 0) mbar_arrive(&empty_bar[s]);  // after this warp's reads of the stage's token scales
     }
     // The intermediate: bf16(SiLU(gate) * up), then per column (a token's slot) one e4m3 scale over the slice's

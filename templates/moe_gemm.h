@@ -13,6 +13,7 @@
 // moe_stage_wgmma (sm_90a, e4m3fn): warp-specialized, the weights by TMA and the MMA on wgmma, see below.
 #pragma once
 #include "moe_common.h"
+#include "moe_wgmma.h"
 #include "tt_async.h"
 
 namespace tt {
@@ -442,19 +443,9 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
   [[maybe_unused]] const u32 rank = kCluster > 1 ? cluster_ctaid_x() : 0u;
   if (wg == kConsumers) {
     const int pt = tid - kConsumers * 128;
-    // NOTE: the token rows are copied asynchronously (cp.async, zero-filled past the tile), and a tile is
-    // released to the consumers kAhead tiles later, once this thread's copies of it have landed: the producer
-    // runs kStages - 1 tiles ahead instead of waiting for each tile's gather loads (blocking loads made every
-    // K block cost a global-load latency whatever its bytes). The release comes before the wait for a free
-    // stage, so that the consumers find the next tile ready (after it, they would wait for every hand-off).
-    constexpr int kAhead = kStages - 1;
     for (int i = 0; i < k_tiles; ++i) {
       const int s = i % kStages;
-      if (i >= kAhead) {
-        copy_wait<kAhead - 1>();  // this thread's copies of tile i - kAhead have landed
-        fence_proxy_async();      // generic-proxy writes, before wgmma reads them through the async proxy
-        mbar_arrive(&full_bar[(i - kAhead) % kStages]);
-      }
+      moe_release_ahead<kStages>(full_bar, i);
       if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
       const int k0 = k_begin + i * kBlockK;
       u8* const sw = base + s * kStageBytes;
@@ -473,20 +464,10 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
           }
         }
       }
-      for (int c = pt; c < kBlockM * 8; c += 128) {
-        const int r = c / 8, g = c % 8, col = k0 + g * 16;
-        const int ar = s_a_row[r];
-        const bool valid = ar >= 0 && col < k_end;
-        // kBlockM rows x 8 chunks of 16 e4m3 bytes, chunk g of row r at chunk g ^ (r % 8) of its 128-byte row.
-        copy_async<16>(st + r * 128 + ((g ^ (r & 7)) << 4), valid ? a_base + static_cast<Index>(ar) * p.k + col : a_base, valid);
-        if (g == 0)
-          copy_async<4>(&s_token_scale[s][r], ar >= 0 ? p.a_scale + static_cast<Index>(ar) * kb_count + k0 / 128 : p.a_scale, ar >= 0);
-      }
+      moe_gather_tokens<kBlockM, Index>(st, s_token_scale[s], s_a_row, a_base, p.a_scale, p.k, kb_count, k0, k_end, pt);
       copy_commit();
     }
-    copy_wait<0>();
-    fence_proxy_async();
-    for (int i = k_tiles > kAhead ? k_tiles - kAhead : 0; i < k_tiles; ++i) mbar_arrive(&full_bar[i % kStages]);
+    moe_release_rest<kStages>(full_bar, k_tiles);
   } else {
     const int gq = lane / 4, tq = lane % 4;
     const int r0 = wg * 64 + warp * 16 + gq;  // this lane's rows of W in each half: r0 and r0 + 8
@@ -504,32 +485,7 @@ __global__ void __launch_bounds__((kRowsW / 64) * 128 + 128) moe_stage_wgmma(con
         w_scale[h] = p.w_scale[(static_cast<Index>(expert) * (w_rows / 128) + (h * p.n + n0 + wg * 64) / 128) * kb_count + kb];
       mbar_wait(&full_bar[s], (i / kStages) & 1);
       const u8* const sw = base + s * kStageBytes;
-      const u8* const st = sw + kWBytes;
-#pragma unroll
-      for (int h = 0; h < kHalves; ++h) fence_operands(tmp[h]);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
-        const u64 db = wgmma_desc(st) + 2 * kk;
-#pragma unroll
-        for (int h = 0; h < kHalves; ++h)
-          wgmma_fp8<kBlockM>(tmp[h], wgmma_desc(sw + (h * kRowsW + wg * 64) * 128) + 2 * kk, db, kk);
-      }
-      wgmma_commit();
-      // NOTE: the K block's product must be complete to be promoted; the other consumer warpgroups' MMAs
-      // overlap this one's promotion.
-      wgmma_wait<0>();
-#pragma unroll
-      for (int h = 0; h < kHalves; ++h) fence_operands(tmp[h]);
-      // Element j*4 + e is row r0 + (e / 2) * 8 of W, column j*8 + 2 tq + e % 2 (a sorted row).
-#pragma unroll
-      for (int j = 0; j < kBlockM / 8; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float sa = s_token_scale[s][j * 8 + 2 * tq + e % 2];
-#pragma unroll
-          for (int h = 0; h < kHalves; ++h) acc[h][j * 4 + e] += tmp[h][j * 4 + e] * (w_scale[h] * sa);
-        }
+      moe_mma_kblock<kBlockM, kHalves>(acc, tmp, sw + wg * 64 * 128, kRowsW * 128, sw + kWBytes, s_token_scale[s], w_scale, tq);
       // After the scale reads: the producers may refill it all (with a cluster, each CTA's producer refills its
       // slice of every CTA's stage, so the stage is released in all of them). NOTE: each warp releases it after
       // its own reads of the token scales: one arrival per warpgroup let the refill race its other warps' reads.
