@@ -305,7 +305,13 @@ TEST_F(MoeGpu, TimeConfigsFromEnvironment) {
     moe::Problem cap = p;
     for (const moe::Problem& o : problems)
       if (o.quant == p.quant && o.routing == p.routing) cap.m = std::max(cap.m, o.m);
-    if (!w) w = std::make_unique<moe::Workload>(cap, 3, 2, split_ws(cap, 4));
+    // The workspace of the widest split-K, or of a spec's fused config (a plane per 128 columns) at its M.
+    std::size_t ws = split_ws(cap, 4);
+    for (std::size_t i = 0; i < specs->size(); ++i)
+      if (problems[i].quant == p.quant && problems[i].routing == p.routing)
+        for (const std::string& name : (*specs)[i].configs)
+          ws = std::max(ws, moe::workspace_bytes(problems[i], moe::Config::from_name(name)));
+    if (!w) w = std::make_unique<moe::Workload>(cap, 3, 2, ws);
   }
   for (std::size_t i = 0; i < specs->size(); ++i) {
     const moe::Problem& p = problems[i];
