@@ -197,12 +197,13 @@ TEST(ExportPlan, ASyntheticStoreExportsAllFourFormatsWithCertificatesAndNoGaps) 
     for (const auto& b : key.buckets) rows.insert(b.m);
     const auto served = safety::served_ranges(profile::LookupRule::make(key.rule, ops.lookup_n(key.problems[0]), 40), rows, 40);
     for (const Json& p : key.problems) {
+      // The first supported config; for the MoE key its 1-stage variant (the export marks those rows run_1stage).
       std::string config;
-      for (const auto& c : ops.configs())
-        if (!ops.why_unsupported(ops.with_m(p, 40), c, sm90)) {
-          config = c;
-          break;
-        }
+      for (const bool fused_only : {key.family == "fused_moe", false})
+        for (const auto& c : ops.configs())
+          if (config.empty() && (!fused_only || c.find("_fused_") != std::string::npos) &&
+              !ops.why_unsupported(ops.with_m(p, 40), c, sm90))
+            config = c;
       ASSERT_FALSE(config.empty()) << key.label;
       const auto cfg = s.upsert_config(key.family, config, ops.config_json(config).dump());
       const auto prob = s.upsert_problem(key.family, ops.key(p), p.dump());
@@ -280,6 +281,8 @@ TEST(ExportPlan, ASyntheticStoreExportsAllFourFormatsWithCertificatesAndNoGaps) 
   const auto fmoe_rows = exporters::read_aiter_fmoe((dir / "tuned_fmoe.csv").string());
   ASSERT_EQ(fmoe_rows.size(), plan.keys[2].buckets.size());
   EXPECT_EQ(fmoe_rows[0].cu_num, 132);
+  for (const auto& r : fmoe_rows) EXPECT_TRUE(r.run_1stage) << "row M=" << r.token << ": " << r.kernel_name1;
+  EXPECT_NE(fmoe_rows[0].kernel_name1.find("_fused_sk1"), std::string::npos) << fmoe_rows[0].kernel_name1;
   const auto vllm = exporters::read_vllm_moe_json((dir / written[TableFormat::kVllmMoeJson]).string());
   EXPECT_EQ(vllm.configs.size(), 40u);  // every M of the domain
 
