@@ -137,12 +137,14 @@ constexpr int kSplits[] = {1, 2, 4};    // stage-2 split of inter_dim
 // rows of W per CTA in stage 1, in stage 2}, within a thread's registers (why_unsupported counts them): a CTA
 // of 128 rows needs more than a thread has in stage 1. block_m / warp_m CTAs form a cluster that reads each W
 // tile once from L2 and multicasts it: more tokens per W tile than one CTA's registers hold.
+// NOTE: the stages' widths are independent: stage 1's 256 rows with stage 2's 128 beat both 256 x 256 and
+// 128 x 128 from M=128 to 4096 (docs/performance.md, session 12); stage 2's 256-row CTAs fill fewer SMs.
 struct WgmmaTile {
   int block_m, warp_m, n1, n2;
 };
 constexpr WgmmaTile kWgmmaTiles[] = {
-  {  32, 32,  64,  64 }, {  32, 32, 128, 128 }, {  32, 32, 128, 256 }, {  32, 32, 256, 256 },
-  {  64, 64,  64,  64 }, {  64, 64,  64, 128 }, {  64, 64, 128, 128 },
+  {  32, 32,  64,  64 }, {  32, 32, 128, 128 }, {  32, 32, 128, 256 }, {  32, 32, 256, 128 }, {  32, 32, 256, 256 },
+  {  64, 64,  64,  64 }, {  64, 64,  64, 128 }, {  64, 64, 128, 128 }, {  64, 64, 128, 256 },
   // clusters of 2 and 4
   {  64, 32, 128, 128 }, {  64, 32, 256, 256 }, { 128, 32, 128, 128 }, { 128, 32, 128, 256 },
   { 128, 32, 256, 256 }, { 128, 64, 128, 128 },
