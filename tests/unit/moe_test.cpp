@@ -292,6 +292,20 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   three.block_m = 96;
   EXPECT_NE(why(glm(336), three, sm90).find("cluster"), std::string::npos);
   EXPECT_EQ(why(glm(336), moe::Config::from_name("fp8_m128w32_n64x64_k128_s3_wgmma_sk1"), sm90), "");
+  // The stages' widths are independent: stage 1's 256 rows of W (one CTA an SM) with stage 2's 128 (two), which
+  // the H200 measured faster than 256 x 256 from M=128 to 4096; with 256-row stage 1, only 3 stages fit.
+  const auto mixed = moe::Config::from_name("fp8_m32w32_n256x128_k128_s3_wgmma_sk1");
+  const auto space = moe::enumerate();
+  EXPECT_EQ(std::count(space.begin(), space.end(), mixed), 1);
+  EXPECT_EQ(mixed.threads(1), 5 * 128);
+  EXPECT_EQ(mixed.threads(2), 3 * 128);
+  EXPECT_EQ(why(glm(336), mixed, sm90), "");
+  const auto km = moe::kernels(mixed, 32);
+  EXPECT_EQ(km[2].name_expression, "tt::moe_stage_wgmma<1, 32, 256, 3, 1, int>");
+  EXPECT_EQ(km[3].name_expression, "tt::moe_stage_wgmma<2, 32, 128, 3, 1, int>");
+  auto deeper = mixed;
+  deeper.stages = 4;
+  EXPECT_NE(why(glm(336), deeper, sm90).find("shared memory"), std::string::npos);
   // Every FP8 key M of the profile has wgmma configs; bf16 has none.
   for (std::int64_t m : {1, 16, 336, 4096}) {
     int fp8 = 0, bf16 = 0;
