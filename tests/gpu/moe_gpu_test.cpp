@@ -112,7 +112,7 @@ const char* kFp8Configs[] = {
 const char* kFp8WgmmaConfigs[] = {
   "fp8_m32w32_n128x128_k128_s4_wgmma_sk2", "fp8_m64w64_n64x64_k128_s6_wgmma_sk1", "fp8_m32w32_n256x256_k128_s3_wgmma_sk4",
   "fp8_m64w64_n128x128_k128_s4_wgmma_sk1", "fp8_m128w32_n256x256_k128_s3_wgmma_sk1", "fp8_m64w32_n128x128_k128_s4_wgmma_sk2",
-  "fp8_m128w128_n64x128_k128_s6_wgmma_sk1", "fp8_m128w128_n64x64_k128_s3_wgmma_sk2",
+  "fp8_m128w128_n64x128_k128_s6_wgmma_sk1", "fp8_m128w128_n64x128_k128_s3_wgmma_sk2",
 };
 // sm_90a only, decode only: the 1-stage variant (both GEMMs in one kernel), every pipeline depth.
 const char* kFp8FusedConfigs[] = {
