@@ -148,9 +148,6 @@ constexpr WgmmaTile kWgmmaTiles[] = {
   // clusters of 2 and 4
   {  64, 32, 128, 128 }, {  64, 32, 256, 256 }, { 128, 32, 128, 128 }, { 128, 32, 128, 256 },
   { 128, 32, 256, 256 }, { 128, 64, 128, 128 },
-  // 128 tokens wide (templates/moe_wide.h, stage 1 paired into gate and up warpgroups): at about 100 slots an
-  // expert (M of a few hundred at 32 experts, top-8) one block streams each W tile once
-  { 128, 128, 64, 128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 6};
 constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage
@@ -238,8 +235,6 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128) return "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";
-    if (c.wide() && (c.cluster() != 1 || c.block_n1 > 128 || c.block_n2 > 128))
-      return "wgmma: 128 tokens wide runs without a cluster, at most 128 rows of W a half";
     if (c.block_n1 % 64 || c.block_n2 % 64 || c.block_n1 > 256 || c.block_n2 > 256)
       return "wgmma: rows of W per CTA in 64-row warpgroups, at most 256";
     if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
@@ -247,7 +242,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     // A consumer thread holds, besides ~32 registers of addresses and indices, an accumulator and a K block's
     // product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2).
     for (int stage : {1, 2}) {
-      const int need = (stage == 1 && !c.wide() ? 2 : 1) * c.warp_m + 32;
+      const int need = (stage == 1 ? 2 : 1) * c.warp_m + 32;
       if (need > std::min(255, 65536 / c.threads(stage)))
         return "wgmma: stage " + std::to_string(stage) + " needs about " + std::to_string(need) + " registers a thread, " +
                std::to_string(c.threads(stage)) + " threads have " + std::to_string(std::min(255, 65536 / c.threads(stage)));
@@ -324,13 +319,6 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
       continue;
     }
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
-    if (c.wide()) {
-      add("moe_wide.h",
-          "tt::moe_stage_wide_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
-              ", " + std::to_string(c.stages) + ", " + index + ">",
-          "const tt::MoeStageTmaArgs");
-      continue;
-    }
     if (c.math == Math::kWgmma) {
       add("moe_gemm.h",
           "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +

@@ -88,16 +88,10 @@ struct Config {
   /// wgmma: CTAs per cluster along the sorted rows (block_m is the routing's padding, warp_m a CTA's rows).
   int cluster() const { return math == Math::kWgmma ? block_m / warp_m : 1; }
   int warps_n() const { return kWarps / warps_m(); }
-  /// wgmma at an MMA width of 128 tokens: both stages run tt::moe_stage_wide_wgmma (templates/moe_wide.h), whose
-  /// stage 1 gives gate and up rows to separate consumer warpgroups, since one thread cannot hold both halves'
-  /// 128-wide accumulators.
-  bool wide() const { return math == Math::kWgmma && warp_m == 128; }
-  /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W (per half, when paired)
-  /// and the producer's.
+  /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
   int threads(int stage = 1) const {
     if (math == Math::kFused) return 3 * 128;
-    if (math == Math::kWgmma)
-      return (stage == 1 && wide() ? 2 : 1) * ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
+    if (math == Math::kWgmma) return ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
     return kWarps * 32;
   }
   /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes (wgmma:

@@ -265,23 +265,8 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
     return moe::why_unsupported(p, cc, t).value_or("");
   };
   EXPECT_EQ(why(glm(336), moe::Config::from_name("fp8_m32w32_n128x256_k128_s4_wgmma_sk1"), sm90), "");
-  // Registers: at 128 tokens a thread cannot hold both halves' accumulators and products (256 floats), so 128-token
-  // configs run moe_wide.h, whose stage 1 pairs a gate and an up warpgroup per 64 rows of W: 128 floats a thread,
-  // 384 threads for 64 rows; 128 rows would take 640 threads, 102 registers each.
-  const auto w128 = moe::Config::from_name("fp8_m128w128_n64x128_k128_s6_wgmma_sk1");
-  EXPECT_TRUE(w128.wide());
-  EXPECT_FALSE(c.wide());
-  EXPECT_EQ(w128.threads(1), 3 * 128);
-  EXPECT_EQ(w128.threads(2), 3 * 128);
-  EXPECT_EQ(w128.shared_bytes(1), 6 * (2 * 64 + 128) * 128 + 1024);
-  EXPECT_EQ(why(glm(336), w128, sm90), "");
-  const auto all = moe::enumerate();
-  EXPECT_EQ(std::count(all.begin(), all.end(), w128), 1);
-  const auto kw = moe::kernels(w128, 64);
-  EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wide_wgmma<1, 128, 64, 6, long long>");
-  EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wide_wgmma<2, 128, 128, 6, long long>");
-  for (int i : {2, 3}) EXPECT_NE(kw[i].source.find("moe_wide.h"), std::string::npos);
-  EXPECT_NE(why(glm(336), moe::Config::from_name("fp8_m128w128_n128x128_k128_s3_wgmma_sk1"), sm90).find("registers"),
+  // Registers: block_m 128 holds 256 accumulator and product registers a thread in stage 1.
+  EXPECT_NE(why(glm(336), moe::Config::from_name("fp8_m128w128_n64x64_k128_s3_wgmma_sk1"), sm90).find("registers"),
             std::string::npos);
   EXPECT_NE(why(glm(336), c, Target::from_arch("gfx942")).find("sm_90a"), std::string::npos);
   EXPECT_NE(why(glm(336), c, Target::from_arch("sm_89")).find("sm_90a"), std::string::npos);
