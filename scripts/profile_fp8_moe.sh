@@ -16,6 +16,13 @@ fp8=${FP8-336,4096,2048:m64n256k128_w64x128_s4_tma_sk1;4096,4096,2048:m128n192k1
 moe=${MOE-256:fp8_m32w32_n256x256_k128_s3_wgmma_sk1;1024:fp8_m32w32_n256x256_k128_s3_wgmma_sk1}
 sections=(--section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables
           --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats)
+# NOTE: the WarpStateStats section prints only its summary on the command line; the stall reasons behind it (cycles
+# per issued instruction spent in each: long_scoreboard, barrier, wait, ...) come as raw metrics, and the source
+# counters name the SASS instructions the samples stalled at. STALLS=0 leaves both out. (Added in session 13, after
+# its profile of the MoE stages could not say where ~1-1.6 us per K block went; not yet run on the device.)
+if [ "${STALLS:-1}" != 0 ]; then
+  sections+=(--section SourceCounters --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio')
+fi
 status=0
 # profile FAMILY ENV_VAR TEST_FILTER KERNEL_REGEX KERNELS SPEC: one ncu run per spec, so that each spec's first
 # launches (validation: cold caches, ncu flushes them anyway) are the ones profiled, not the previous spec's timing.
@@ -28,8 +35,8 @@ profile() {
     env "$var=$one" ncu --clock-control none -k "regex:$regex" -c "$kernels" "${sections[@]}" "${extra[@]}" \
       "$bin/tunetab_gpu_tests" --gtest_filter="$filter" >> "$out/ncu_$family.txt" 2>&1 || status=1
   done
-  grep -E "^=== |^  [a-z_]|Duration|Memory Throughput|DRAM Throughput|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|^TIME" \
-    "$out/ncu_$family.txt" | head -120
+  grep -E "^=== |^  [a-z_]|Duration|Memory Throughput|DRAM Throughput|L2 Hit Rate|Compute \(SM\) Throughput|Registers Per Thread|Achieved Occupancy|issue_stalled_|^TIME" \
+    "$out/ncu_$family.txt" | head -200
 }
 extra=("$@")
 [ -n "$fp8" ] && profile fp8 TUNETAB_TIME_FP8 'GemmFp8Gpu.TimeConfigs*' gemm_fp8_blockscale 1 "$fp8"
