@@ -138,7 +138,9 @@ constexpr int kSplits[] = {1, 2, 4};    // stage-2 split of inter_dim
 // of 128 rows needs more than a thread has in stage 1. block_m / warp_m CTAs form a cluster that reads each W
 // tile once from L2 and multicasts it: more tokens per W tile than one CTA's registers hold.
 // NOTE: the stages' widths are independent: stage 1's 256 rows with stage 2's 128 beat both 256 x 256 and
-// 128 x 128 from M=128 to 4096 (docs/performance.md, session 12); stage 2's 256-row CTAs fill fewer SMs.
+// 128 x 128 from M=128 to 4096 (docs/performance.md, session 12; stage 2's 256-row CTAs fill fewer SMs), and the
+// 64-token 128 x 256 wins from M=2048. 128-token CTAs (stage 1 paired into gate and up warpgroups) ran 1.5-2.5x
+// slower at every M (session 13) and are not in the space.
 struct WgmmaTile {
   int block_m, warp_m, n1, n2;
 };
