@@ -243,7 +243,9 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
         for (std::int64_t m = bucket.first; m <= bucket.last; ++m) {
           exporters::VllmMoeChoice v;
           v.m = m;
-          v.block_size_m = c.block_m;
+          // NOTE: vLLM's Triton kernel takes power-of-two blocks (tl.arange): a 96-row tile is written as 128,
+          // which pads no less than 96 does (the gap audit's index model reads this value).
+          v.block_size_m = static_cast<int>(std::bit_ceil(static_cast<unsigned>(c.block_m)));
           v.block_size_n = c.block_n1;
           v.block_size_k = c.block_k;
           // NOTE: vLLM's Triton kernel takes a power of two (4 or 8 in practice); the wgmma stages run 8 to 20.
