@@ -17,7 +17,8 @@ const std::pair<Quant, const char*> kQuantNames[] = {
     {Quant::kBf16, "bf16"}, {Quant::kFp8, "fp8"}, {Quant::kFp8Fnuz, "fp8fnuz"}};
 const std::pair<Routing, const char*> kRoutingNames[] = {{Routing::kBalanced, "balanced"}, {Routing::kSkewed, "skewed"}};
 const std::pair<Math, const char*> kMathNames[] = {
-    {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kFused, "fused"}};
+    {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kFused, "fused"},
+    {Math::kWgmma2, "wgmma2"}};
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 bool fp8(Quant q) { return q != Quant::kBf16; }
@@ -80,7 +81,7 @@ int Config::shared_bytes(int stage) const {
   const int bn = stage == 1 ? block_n1 : block_n2;
   const int halves = stage == 1 ? 2 : 1;
   if (math == Math::kFused) return stage == 1 ? stages * (2 * block_n1 + warp_m) * 128 + warp_m * 128 + 1024 : 0;
-  if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
+  if (math == Math::kWgmma || math == Math::kWgmma2) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
   return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
 }
 
@@ -92,11 +93,11 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt|wgmma|fused)_sk(\d+))");
+  static const std::regex re(R"((bf16|fp8|fp8fnuz)_m(\d+)w(\d+)_n(\d+)x(\d+)_k(\d+)_s(\d+)_(mma|simt|wgmma2|wgmma|fused)_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name +
-                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt|wgmma|fused>_sk<SK>)");
+                "' is not a tunetab fused_moe config (expected <bf16|fp8|fp8fnuz>_m<BM>w<WM>_n<N1>x<N2>_k<BK>_s<S>_<mma|simt|wgmma|wgmma2|fused>_sk<SK>)");
   Config c;
   c.quant = quant_from_string(mt[1]);
   c.block_m = std::stoi(mt[2]);
@@ -152,6 +153,13 @@ constexpr WgmmaTile kWgmmaTiles[] = {
   { 128, 32, 256, 256 }, { 128, 64, 128, 128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 6};
+// wgmma2 (tt::moe_stage_wgmma2, no clusters): the two wgmma pairings that won rows (sessions 12-13), and 96-token
+// tiles, which hold an expert's slots at M 256..384 (session 14). Split-K 1: the wgmma configs keep the space's
+// split-K, and its decode tiles.
+constexpr WgmmaTile kWgmma2Tiles[] = {
+  {  32, 32, 256, 128 }, {  64, 64, 128, 256 }, {  96, 96, 128,  64 }, {  96, 96, 128, 128 },
+};
+constexpr int kWgmma2Stages[] = {3, 4};
 constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage
 // clang-format on
 }  // namespace
@@ -179,6 +187,9 @@ std::vector<Config> enumerate() {
       for (const WgmmaTile& t : kWgmmaTiles)
         for (int s : kWgmmaStages)
           for (int sk : kSplits) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma, sk});
+    if (q == Quant::kFp8)
+      for (const WgmmaTile& t : kWgmma2Tiles)
+        for (int s : kWgmma2Stages) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma2, 1});
     if (q == Quant::kFp8)
       for (int s : kFusedStages) out.push_back(Config{q, 32, 32, 128, 128, 128, s, Math::kFused, 1});
     // The portable path, a few shapes (it is what AMD targets run today).
@@ -231,10 +242,15 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     const int total = c.shared_bytes(1) + 2 * c.stages * 8 + 2 * c.warp_m * 4 + c.stages * c.warp_m * 4 + 8 * c.warp_m * 4;
     if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
       return "fused: needs " + std::to_string(total) + " B of shared memory, target has " + std::to_string(t.max_smem_per_block);
-  } else if (c.math == Math::kWgmma) {
+  } else if (c.math == Math::kWgmma || c.math == Math::kWgmma2) {
+    const bool v2 = c.math == Math::kWgmma2;
     if (!t.nvidia || t.arch != "sm_90a") return "wgmma and TMA exist only on sm_90a (target " + t.arch + ")";
     if (c.quant != Quant::kFp8) return "the wgmma stages take e4m3fn weights";
-    if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128) return "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
+    if (v2 && c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 96 && c.warp_m != 128)
+      return "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128";
+    if (!v2 && c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128)
+      return "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
+    if (v2 && c.block_m != c.warp_m) return "wgmma2: no clusters (block_m == warp_m)";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";
     if (c.block_n1 % 64 || c.block_n2 % 64 || c.block_n1 > 256 || c.block_n2 > 256)
@@ -242,14 +258,23 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
       return "wgmma: inter_dim and model_dim must be multiples of the CTA's rows of W";
     // A consumer thread holds, besides ~32 registers of addresses and indices, an accumulator and a K block's
-    // product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2).
+    // product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2). wgmma2's producer warpgroup lowers its
+    // allowance to 40 (setmaxnreg) where the consumers need more than an even share (tt::MoeWgmma2Regs).
     for (int stage : {1, 2}) {
       const int need = (stage == 1 ? 2 : 1) * c.warp_m + 32;
-      if (need > std::min(255, 65536 / c.threads(stage)))
+      const int threads = c.threads(stage), consumers = threads / 128 - 1;
+      int have = std::min(255, 65536 / threads);
+      if (v2 && need > have) {
+        const int share = 65536 / threads / 8 * 8;  // each warp's registers at launch: the CTA's pool
+        have = std::min(255, (share * threads - 128 * 40) / (consumers * 128) / 8 * 8);
+      }
+      if (need > have)
         return "wgmma: stage " + std::to_string(stage) + " needs about " + std::to_string(need) + " registers a thread, " +
-               std::to_string(c.threads(stage)) + " threads have " + std::to_string(std::min(255, 65536 / c.threads(stage)));
-      // Static shared memory besides the stages: barriers, the tile's rows, the token scales per stage.
-      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + 2 * c.warp_m * 4 + c.stages * c.warp_m * 4;
+               std::to_string(threads) + " threads have " + std::to_string(have);
+      // Static shared memory besides the stages: barriers, the tile's rows (and wgmma2's top-k weights),
+      // the token scales per stage.
+      const int rows = v2 ? 3 : 2;
+      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + rows * c.warp_m * 4 + c.stages * c.warp_m * 4;
       if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
         return "wgmma: stage " + std::to_string(stage) + " needs " + std::to_string(total) + " B of shared memory, target has " +
                std::to_string(t.max_smem_per_block);
@@ -321,6 +346,13 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
       continue;
     }
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
+    if (c.math == Math::kWgmma2) {
+      add("moe_wgmma2.h",
+          "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
+              ", " + std::to_string(c.stages) + ", " + index + ">",
+          "const tt::MoeStageTmaArgs");
+      continue;
+    }
     if (c.math == Math::kWgmma) {
       add("moe_gemm.h",
           "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +

@@ -340,7 +340,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     StageArgs p;
     TensorMap w;
   } t1, t2;
-  const bool tma = c.math == Math::kWgmma;
+  const bool tma = c.math == Math::kWgmma || c.math == Math::kWgmma2;
   if (tma) {
     t1.p = s1;
     t1.w = tensor_map_2d(w1_.get(), 1, p_.model_dim, p_.experts * 2 * p_.inter_dim, p_.model_dim, 128,

@@ -275,10 +275,39 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_NE(why(glm(336, moe::Quant::kFp8Fnuz), fnuz, sm90).find("e4m3fn"), std::string::npos);
   EXPECT_NE(why(moe::Problem{16, 6272, 2048, 32, 8, moe::Quant::kFp8}, c, sm90).find("multiples of the CTA's rows"),
             std::string::npos);
-  auto wide = c;
-  wide.block_m = 96;
-  wide.warp_m = 96;
-  EXPECT_NE(why(glm(336), wide, sm90).find("warp_m"), std::string::npos);
+  auto odd = c;
+  odd.block_m = 96;
+  odd.warp_m = 96;
+  EXPECT_NE(why(glm(336), odd, sm90).find("warp_m"), std::string::npos);
+  // wgmma2: the kernel of its own header (the wgmma kernels keep their code keys), no clusters, token tiles of 96
+  // whose stage 1 needs 2 x 96 + 32 registers a consumer thread: more than 384 threads' even share (168), within
+  // what the producer's setmaxnreg to 40 leaves in the CTA's pool (232); 640 threads (a 256-row stage 2) would
+  // leave 112 for 128.
+  const auto wide = moe::Config::from_name("fp8_m96w96_n128x128_k128_s4_wgmma2_sk1");
+  EXPECT_EQ(wide.math, moe::Math::kWgmma2);
+  EXPECT_EQ(wide.name(), "fp8_m96w96_n128x128_k128_s4_wgmma2_sk1");
+  const auto all = moe::enumerate();
+  EXPECT_EQ(std::count(all.begin(), all.end(), wide), 1);
+  EXPECT_EQ(wide.cluster(), 1);
+  EXPECT_EQ(wide.threads(1), 3 * 128);
+  EXPECT_EQ(why(glm(336), wide, sm90), "");
+  EXPECT_EQ(wide.shared_bytes(1), 4 * (2 * 128 + 96) * 128 + 1024);
+  const auto kw = moe::kernels(wide, 32);
+  EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wgmma2<1, 96, 128, 4, int>");
+  EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 128, 4, int>");
+  EXPECT_EQ(kw[3].parameters, "const tt::MoeStageTmaArgs");
+  EXPECT_NE(kw[2].source.find("moe_wgmma2.h"), std::string::npos);
+  auto wide256 = wide;
+  wide256.block_n2 = 256;
+  EXPECT_NE(why(glm(336), wide256, sm90).find("registers"), std::string::npos);
+  auto wide6 = wide;
+  wide6.stages = 6;
+  EXPECT_NE(why(glm(336), wide6, sm90).find("shared memory"), std::string::npos);
+  auto wide_cluster = wide;
+  wide_cluster.block_m = 192;
+  EXPECT_NE(why(glm(336), wide_cluster, sm90).find("clusters"), std::string::npos);
+  // The wgmma configs' kernels are unchanged by wgmma2's (their stored verdicts stand).
+  EXPECT_NE(moe::kernels(c, 32)[2].source.find("moe_gemm.h"), std::string::npos);
   // Clusters: block_m (the routing's padding) is 2 or 4 CTAs of warp_m rows (each multicasts a slice of the W
   // tile, 16 rows or more); registers and shared memory count a CTA's rows.
   const auto cl = moe::Config::from_name("fp8_m128w32_n256x256_k128_s3_wgmma_sk1");
@@ -310,7 +339,7 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   for (std::int64_t m : {1, 16, 336, 4096}) {
     int fp8 = 0, bf16 = 0;
     for (const auto& cc : moe::enumerate()) {
-      if (cc.math != moe::Math::kWgmma) continue;
+      if (cc.math != moe::Math::kWgmma && cc.math != moe::Math::kWgmma2) continue;
       fp8 += !moe::why_unsupported(glm(m), cc, sm90);
       bf16 += !moe::why_unsupported(glm(m, moe::Quant::kBf16), cc, sm90);
     }
