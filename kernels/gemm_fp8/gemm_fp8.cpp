@@ -17,7 +17,7 @@ const std::pair<Fp8, const char*> kFp8Torch[] = {{Fp8::kE4m3fn, "torch.float8_e4
                                                  {Fp8::kE4m3fnuz, "torch.float8_e4m3fnuz"}};
 const std::pair<Math, const char*> kMathNames[] = {
   {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kTma, "tma"},
-  {Math::kSkinny, "skinny"}};
+  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}};
 // clang-format on
 }  // namespace
 
@@ -54,11 +54,11 @@ std::string Config::name() const {
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z]+)(?:_p(\d+))?_sk(\d+))");
+  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z][a-z0-9]*)(?:_p(\d+))?_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|skinny[_p<CTAS>]_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|skinny[_p<CTAS>]_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -120,6 +120,8 @@ constexpr Tile kTmaTiles[] = {
   { 128,     192,     64,   192 },
 };
 constexpr int kTmaStages[] = {4, 6, 8};
+// tma2: the TMA tiles without a persistent grid; its epilogue leaves the stages' depth less to hide.
+constexpr int kTma2Stages[] = {4, 6};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -159,6 +161,9 @@ std::vector<Config> enumerate() {
         out.back().persistent = ctas;
       }
     }
+  for (const Tile& t : kTmaTiles)
+    for (int s : kTma2Stages)
+      for (int sk : kTmaSplits) add(t, 128, s, Math::kTma2, sk);
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -184,7 +189,10 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.out != gemm::DType::kBf16) return "output must be bf16 (got " + gemm::to_string(p.out) + ")";
   if (p.m > 0x7fffffff || p.n > 0x7fffffff || p.k > 0x7fffffff) return "M, N and K must each fit in int32";
   if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
-  if (c.math == Math::kTma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
+  const bool tma = c.math == Math::kTma || c.math == Math::kTma2;
+  if (tma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
+  if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 128 && c.warp_n != 192)
+    return "tma2: warp_n 64, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
   if (c.persistent > 0) {
     if (c.math != Math::kTma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
     if (t.cu_count > 0 && c.persistent != t.cu_count)
@@ -196,7 +204,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       return "persistent only pays with more output tiles (" + std::to_string(tiles) + ") than CTAs (" +
              std::to_string(c.persistent) + ")";
   }
-  if (c.math == Math::kTma) {
+  if (tma) {
     // NOTE: mirrors tt::Fp8TmaRegs in templates/gemm_fp8_blockscale.h.
     const int consumers = (c.block_m / 64) * (c.block_n / c.warp_n);
     const int need = c.warp_n + 32;
@@ -206,7 +214,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       return "TMA: a consumer thread needs about " + std::to_string(need) + " registers, " + std::to_string(c.threads()) +
              " threads have " + std::to_string(have);
   }
-  if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma || c.math == Math::kTma))
+  if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma || tma))
     return "e4m3fnuz is an AMD format: NVIDIA fp8 tensor cores take e4m3fn (the simt and skinny paths decode it)";
   if (c.math == Math::kSkinny && p.m > c.block_m)
     return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
@@ -255,6 +263,10 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   };
   if (c.math == Math::kSkinny) {
     k.name_expression = "tt::gemm_fp8_blockscale_skinny<" + list({c.block_m, c.block_n, c.warp_n, c.block_k / 512}) + index + ">";
+  } else if (c.math == Math::kTma2) {
+    k.source = "#include \"gemm_fp8_tma2.h\"\n";
+    k.parameters = "const tt::Fp8GemmTmaArgs";
+    k.name_expression = "tt::gemm_fp8_blockscale_tma2<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

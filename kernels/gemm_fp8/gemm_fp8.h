@@ -51,8 +51,10 @@ struct Problem {
 
 /// Portable FMA with software fp8 decode, mma.sync m16n8k32 e4m3 (sm_89+), wgmma m64nNk32 e4m3 (sm_90a),
 /// warp-specialized TMA + wgmma (sm_90a: a producer warpgroup and a consumer warpgroup per 64 x warp_n), and
-/// the skinny kernel for M <= block_m (block_k = 512 x unroll, warp_n columns per warp).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4 };
+/// the skinny kernel for M <= block_m (block_k = 512 x unroll, warp_n columns per warp), and tma2: the TMA
+/// kernel with a CTA per tile, its promotion's column blocks fixed at compile time and its bf16 tile stored through
+/// shared memory in 16-byte rows (tt::gemm_fp8_blockscale_tma2).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 128;  // block_k: one scale block for the tiled kernels
@@ -66,14 +68,14 @@ struct Config {
   int threads() const {
     if (math == Math::kSkinny) return (block_n / warp_n) * 32;
     if (math == Math::kWgmma) return (block_m / 64) * 128;
-    if (math == Math::kTma) return (block_m / 64) * (block_n / warp_n) * 128 + 128;
+    if (math == Math::kTma || math == Math::kTma2) return (block_m / 64) * (block_n / warp_n) * 128 + 128;
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Tiles of 128 bytes of K per row: padded by 16 bytes except wgmma's and TMA's swizzled ones, which need
   /// 1 KiB of alignment slack (their portable fallback shares the budget).
   int shared_bytes() const {
     if (math == Math::kSkinny) return 0;
-    const bool swizzled = math == Math::kWgmma || math == Math::kTma;
+    const bool swizzled = math == Math::kWgmma || math == Math::kTma || math == Math::kTma2;
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
   }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().

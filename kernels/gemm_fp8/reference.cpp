@@ -195,7 +195,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     Fp8GemmArgs p;
     TensorMap a, b;
   } tma_args;
-  if (c.math == Math::kTma) {
+  if (c.math == Math::kTma || c.math == Math::kTma2) {
     tma_args.p = args;
     tma_args.a = tensor_map_2d(st.a.get(), 1, p_.k, p_.m, p_.k, 128, c.block_m);
     tma_args.b = tensor_map_2d(st.b.get(), 1, p_.k, p_.n, p_.k, 128, c.block_n);

@@ -70,6 +70,7 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
   const gemm_fp8::Problem shapes[] = {
     {1, 3072, 1536}, {16, 3072, 1536}, {77, 6144, 2048}, {304, 3072, 1536}, {336, 6144, 2048},
     {77, 3000, 1536}, {5, 2056, 2048}, {130, 200, 400}, {1, 1000, 272},   // ragged N, and K not a multiple of 128
+    {77, 1001, 1536},                                                      // rows of C not 16-byte aligned
   };
   const char* configs[] = {
     "m128n128k128_w64x128_s4_wgmma_sk1", "m64n128k128_w64x128_s3_wgmma_sk2", "m128n64k128_w64x64_s5_wgmma_sk1",
@@ -83,6 +84,10 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n192k128_w64x192_s4_tma_sk1",   "m64n192k128_w64x192_s6_tma_sk2",
     // persistent over 132 CTAs: at 336 x 6144 the 64 x 64 tiles are 576, four or five per CTA
     "m64n64k128_w64x64_s4_tma_p132_sk1", "m128n128k128_w64x64_s6_tma_p132_sk1", "m128n192k128_w64x192_s4_tma_p132_sk1",
+    // tma2 (its tile through shared memory): 192 wide across a column-block boundary after 8 or 16 fragment
+    // columns (n0 % 128 of 64 or 0), 256 wide in two warpgroups, split-K's direct partials
+    "m128n192k128_w64x192_s4_tma2_sk1",  "m64n192k128_w64x192_s6_tma2_sk1",  "m64n256k128_w64x128_s4_tma2_sk1",
+    "m128n128k128_w64x64_s4_tma2_sk1",   "m64n64k128_w64x64_s6_tma2_sk2",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

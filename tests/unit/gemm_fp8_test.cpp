@@ -1,6 +1,7 @@
 // gemm_fp8_blockscale host side: fp8 codes, config space and constraints, operands and the reference.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -180,6 +181,29 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   auto pers_wgmma = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk1");
   pers_wgmma.persistent = 132;
   EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, pers_wgmma, h200).value_or("").find("TMA"), std::string::npos);
+  // tma2: the TMA kernel of its own header (tma's code keys stay), a CTA per tile, the same shape, registers and
+  // targets as tma; no persistent grid; warp_n 64, 128 or 192.
+  const auto tma2 = gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma2_sk1");
+  EXPECT_EQ(tma2.math, gemm_fp8::Math::kTma2);
+  EXPECT_EQ(tma2.name(), "m128n192k128_w64x192_s4_tma2_sk1");
+  EXPECT_EQ(tma2.threads(), 3 * 128);
+  EXPECT_EQ(tma2.shared_bytes(), 4 * (128 + 192) * 128 + 1024);
+  const auto space = gemm_fp8::enumerate();
+  EXPECT_EQ(std::count(space.begin(), space.end(), tma2), 1);
+  const auto k2 = gemm_fp8::kernels(tma2, 64)[0];
+  EXPECT_EQ(k2.name_expression, "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, long long>");
+  EXPECT_EQ(k2.parameters, "const tt::Fp8GemmTmaArgs");
+  EXPECT_NE(k2.source.find("gemm_fp8_tma2.h"), std::string::npos);
+  EXPECT_NE(gemm_fp8::kernels(tma, 32)[0].source.find("gemm_fp8_blockscale.h"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported(p, tma2, sm90));
+  EXPECT_NE(gemm_fp8::why_unsupported(p, tma2, gfx942).value_or("").find("TMA"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({304, 3072, 1536, Fp8::kE4m3fnuz}, tma2, sm90).value_or("").find("e4m3fnuz"),
+            std::string::npos);
+  auto tma2_pers = tma2;
+  tma2_pers.persistent = 132;
+  EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers, h200).value_or("").find("persistent"), std::string::npos);
+  auto tma2_wide = gemm_fp8::Config::from_name("m64n256k128_w64x256_s4_tma2_sk1");
+  EXPECT_NE(gemm_fp8::why_unsupported(p, tma2_wide, sm90).value_or("").find("warp_n"), std::string::npos);
   // K in 16-byte vectors; skinny only up to its rows; split-K in whole scale blocks.
   EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 200}, mma, sm90).value_or("").find("multiple of 16"), std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({2, 64, 256}, skinny, sm90).value_or("").find("M <= 1"), std::string::npos);
