@@ -404,7 +404,8 @@ std::vector<BestRow> Store::covered_results(const std::string& family) {
               "  SELECT v2.id FROM coverage v2 JOIN results r2 ON r2.device_id = v2.device_id "
               "  AND r2.problem_id = v2.problem_id AND r2.config_id = v2.config_id AND r2.tunetab_version = v2.tunetab_version "
               "  WHERE v2.device_id = v.device_id AND v2.problem_id = v.problem_id AND v2.disposition = 'passed' "
-              "  AND r2.disposition = 'passed' AND v2.code_key = r2.code_key ORDER BY v2.id DESC LIMIT 1) "
+              "  AND r2.disposition = 'passed' AND v2.code_key = r2.code_key AND v2.domain NOT LIKE 'spot:%' "
+              "  ORDER BY v2.id DESC LIMIT 1) "
               "ORDER BY d.id, p.id");
   s.bind(family);
   std::vector<BestRow> out;

@@ -277,15 +277,37 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
   Compiled compiled;
   compiled.compiler = &compiler;
   compiled.store = &store;
+  const std::string version = TUNETAB_VERSION;
+  const std::int64_t device_id = store.upsert_device(device_record(facts));
+  std::int64_t run_id = 0;  // begun with the first check that runs
   std::vector<SpotResult> out;
   for (std::size_t i = 0; i < checks.size(); ++i) {
     const SpotCheck& c = checks[i];
     TUNETAB_ASSERT(!c.ms.empty(), "a spot check needs at least one M");
     const std::int64_t capacity = *std::max_element(c.ms.begin(), c.ms.end());
+    const Json p = ops.with_m(c.problem, capacity);
     SpotResult r;
     const db::CodeObjectRecord* failed = nullptr;
-    const auto codes = compiled.codes(ops, c.config, ops.proven_index_bits(c.problem, c.config, capacity), &failed);
-    if (auto why = ops.why_unsupported(ops.with_m(c.problem, capacity), c.config, unpruned)) {
+    const int bits = ops.proven_index_bits(c.problem, c.config, capacity);
+    const auto codes = compiled.codes(ops, c.config, bits, &failed);
+    // NOTE: a check's verdict is stored as a coverage record of its problem (a routing no row is tuned on, so no
+    // export reads it) under the domain "spot:" + its Ms: a resumed run re-checks only what the last one did not
+    // finish, or what ran on other code.
+    const std::int64_t problem_id = store.upsert_problem(ops.family(), ops.key(p), p.dump());
+    const std::int64_t config_id = store.upsert_config(ops.family(), c.config, ops.config_json(c.config).dump());
+    const std::string domain = "spot:" + Json(c.ms).dump();
+    const std::string key = failed ? std::string() : code_keys(codes);
+    if (auto done = store.find_coverage(device_id, problem_id, config_id, version, domain);
+        done && !failed && done->code_key == key &&
+        verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) {
+      r.disposition = db::to_string(done->disposition);
+      r.detail = done->detail;
+      r.checked = done->ms_checked;
+      r.stored = true;
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (auto why = ops.why_unsupported(p, c.config, unpruned)) {
       r.disposition = db::to_string(Disposition::kNotSupported);
       r.detail = *why;
     } else if (failed) {
@@ -293,16 +315,42 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
       r.detail = failed->log.substr(0, 2000);
     } else {
       const Json req = safety::check_request(ops, c.problem, capacity, opt.seed + 104729 * (i + 1), 1,
-                                             ops.workspace_bytes(ops.with_m(c.problem, capacity), c.config), c.config, codes,
-                                             c.ms, opt.launch_timeout_ms, nullptr);
+                                             ops.workspace_bytes(p, c.config), c.config, codes, c.ms,
+                                             opt.launch_timeout_ms, nullptr);
       const Json reply = ex.check(req, safety::check_deadline_ms(c.ms.size(), opt.launch_timeout_ms, false));
       r.disposition = reply.at("disposition").get<std::string>();
       r.detail = reply.value("detail", std::string());
       r.checked = reply.value("checked", std::int64_t{0});
+      if (run_id == 0) run_id = store.begin_run(opt.command_line + "  # spot checks", version, device_id);
+      db::CoverageRecord cr;
+      cr.run_id = run_id;
+      cr.device_id = device_id;
+      cr.problem_id = problem_id;
+      cr.config_id = config_id;
+      cr.domain = domain;
+      cr.disposition = db::disposition_from_string(r.disposition);
+      cr.detail = r.detail;
+      if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
+      cr.ms_checked = r.checked;
+      cr.served = Json(c.ms).dump();
+      cr.sampled = "[]";
+      cr.index_bits = bits;
+      cr.proof_m = capacity;
+      cr.index_bounds = "[]";
+      cr.tolerance = ops.tolerance(p).to_json().dump();
+      cr.code_key = key;
+      std::string hashes;
+      for (const auto* code : codes) hashes += safety::code_hash(*code);
+      cr.code_hash = codes.size() == 1 ? safety::code_hash(*codes.front()) : hash_hex(hashes);
+      cr.rel_l2 = opt_number(reply, "rel_l2");
+      cr.max_abs = opt_number(reply, "max_abs");
+      cr.err_ratio = opt_number(reply, "err_ratio");
+      store.put_coverage(cr, version);
       end_if_context_lost(ex, reply);
     }
     out.push_back(std::move(r));
   }
+  if (run_id != 0) store.finish_run(run_id, "finished");
   return out;
 }
 

@@ -80,10 +80,12 @@ struct SpotResult {
   std::string disposition;  // db::to_string(Disposition)
   std::string detail;
   std::int64_t checked = 0;  // Ms validated
+  bool stored = false;       // the verdict of an earlier run on the same code (the database's), not run again
 };
 /// Validates each check's config on its problem at its Ms on the device (a worker unless opt.isolate is
-/// false), at the index width proven for the largest M; code objects come from `store`'s cache. tune
-/// --profile checks the fused-MoE rows' choices on skewed routing with it.
+/// false), at the index width proven for the largest M; code objects come from `store`'s cache. Each verdict is
+/// stored (a coverage record of the check's problem, domain "spot:[Ms]"); one stored for the same code is reused.
+/// tune --profile checks the fused-MoE rows' choices on skewed routing with it.
 std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotCheck>& checks, const TuneOptions& opt,
                                    db::Store& store);
 

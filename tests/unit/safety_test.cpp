@@ -340,6 +340,17 @@ TEST(CoverageStore, CoveredResultsAreTheRowsExportTakes) {
   EXPECT_EQ(failed->failed_m, 13);
   EXPECT_FALSE(s.find_coverage(dev, prob, cfgs[0], "v", "d2"));  // another domain is validated afresh
   EXPECT_EQ(s.coverage_counts(), (std::vector<std::pair<std::string, std::int64_t>>{{"out_of_bounds", 1}, {"passed", 2}}));
+  // A spot check's stored verdict (tune --profile's skewed-routing checks, a few Ms) is found again by its domain,
+  // and never admits a row to the export, even a later one on the row's code.
+  auto spot = *s.find_coverage(dev, prob, cfgs[1], "v", "d1");
+  spot.config_id = cfgs[0];
+  spot.domain = "spot:[9,16]";
+  s.put_coverage(spot, "v");
+  ASSERT_TRUE(s.find_coverage(dev, prob, cfgs[0], "v", "spot:[9,16]"));
+  const auto after = s.covered_results("gemm_bf16");
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0].config_name, "mid");
+  EXPECT_EQ(after[0].coverage->domain, "d1");
 }
 
 namespace {
