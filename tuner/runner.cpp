@@ -214,6 +214,15 @@ std::string code_keys(const std::vector<const db::CodeObjectRecord*>& codes) {
   return out;
 }
 
+/// The hash of the code a result or coverage record judged: the code object's, or (a pipeline, the fused MoE) one
+/// over all of its code objects in order.
+std::string code_hash_of(const std::vector<const db::CodeObjectRecord*>& codes) {
+  if (codes.size() == 1) return safety::code_hash(*codes.front());
+  std::string hashes;
+  for (const auto* c : codes) hashes += safety::code_hash(*c);
+  return hash_hex(hashes);
+}
+
 /// The keys of the code a planned candidate runs now ("" when it is unsupported): a stored verdict stands
 /// only for the code it judged, so a result or coverage record with other keys (a template, an embedded
 /// header, a flag or the compiler changed since) is judged again.
@@ -339,9 +348,7 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
       cr.index_bounds = "[]";
       cr.tolerance = ops.tolerance(p).to_json().dump();
       cr.code_key = key;
-      std::string hashes;
-      for (const auto* code : codes) hashes += safety::code_hash(*code);
-      cr.code_hash = codes.size() == 1 ? safety::code_hash(*codes.front()) : hash_hex(hashes);
+      cr.code_hash = code_hash_of(codes);
       cr.rel_l2 = opt_number(reply, "rel_l2");
       cr.max_abs = opt_number(reply, "max_abs");
       cr.err_ratio = opt_number(reply, "err_ratio");
@@ -452,14 +459,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       const db::CodeObjectRecord* failed = nullptr;
       const auto codes = compiled.codes(ops, config, r.index_bits, &failed);
       cr.code_key = code_keys(codes);
-      if (codes.size() == 1) {
-        cr.code_hash = safety::code_hash(*codes.front());
-      } else {
-        // NOTE: a pipeline (fused MoE): one hash over all of its code objects in order.
-        std::string hashes;
-        for (const auto* c : codes) hashes += safety::code_hash(*c);
-        cr.code_hash = hash_hex(hashes);
-      }
+      cr.code_hash = code_hash_of(codes);
       const int proven = ops.proven_index_bits(p, config, proof_m);
       std::optional<std::string> unsupported_at;
       for (std::int64_t mm : ms)

@@ -246,10 +246,9 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     const bool v2 = c.math == Math::kWgmma2;
     if (!t.nvidia || t.arch != "sm_90a") return "wgmma and TMA exist only on sm_90a (target " + t.arch + ")";
     if (c.quant != Quant::kFp8) return "the wgmma stages take e4m3fn weights";
-    if (v2 && c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 96 && c.warp_m != 128)
-      return "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128";
-    if (!v2 && c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128)
-      return "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
+    if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128 && !(v2 && c.warp_m == 96))
+      return v2 ? "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128"
+                : "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
     if (v2 && c.block_m != c.warp_m) return "wgmma2: no clusters (block_m == warp_m)";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";

@@ -2,8 +2,8 @@
 // write (or re-check) certified tables.
 #include <unistd.h>
 
-#include <boost/program_options.hpp>
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
