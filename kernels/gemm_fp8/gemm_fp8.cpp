@@ -120,8 +120,10 @@ constexpr Tile kTmaTiles[] = {
   { 128,     192,     64,   192 },
 };
 constexpr int kTmaStages[] = {4, 6, 8};
-// tma2: the TMA tiles without a persistent grid; its epilogue leaves the stages' depth less to hide.
-constexpr int kTma2Stages[] = {4, 6};
+// tma2: the TMA tiles without a persistent grid; its epilogue leaves the stages' depth less to hide. 4 stages only:
+// on the H200, 6 was never faster than 4 on any tile at six shapes (docs/performance.md, session 15), and its wide
+// tiles' staged output tile does not fit beside 6.
+constexpr int kTma2Stages[] = {4};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
