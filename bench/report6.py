@@ -35,7 +35,7 @@ def moe_rows(tables):
     for path in glob.glob(os.path.join(tables, "**", "*tuned_fmoe*.csv"), recursive=True):
         for r in csv.DictReader(open(path)):
             name = r["kernelName1"]
-            m = re.search(r"(bf16|fp8fnuz|fp8)_m\d+w\d+_n\d+x\d+_k\d+_s\d+_[a-z]+_sk\d+", name)
+            m = re.search(r"(bf16|fp8fnuz|fp8)_m\d+w\d+_n\d+x\d+_k\d+_s\d+_[a-z0-9]+_sk\d+", name)
             out[int(r["token"])] = m.group(0) if m else name
     return out
 
