@@ -1,6 +1,7 @@
 // GPU tests of gemm_fp8_blockscale (label gpu): run only where a device is present; skipped elsewhere.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -9,6 +10,7 @@
 #include "kernels/gemm_fp8/gemm_fp8.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
+#include "module_cache.h"
 #include "time_spec.h"
 #include "tuner/timing.h"
 
@@ -22,20 +24,18 @@ class GemmFp8Gpu : public ::testing::Test {
     std::string why;
     if (device_count(&why) == 0) GTEST_SKIP() << "no GPU: " << why;
     facts_ = open_device(0);
-    compiler_ = std::make_unique<jit::Compiler>(jit::CompileOptions{facts_.arch, {}});
+    modules_ = std::make_unique<ModuleCache>(facts_.arch);
   }
 
-  const Module& module_for(const gemm_fp8::Config& c, int bits) {
-    const KernelSource k = gemm_fp8::kernels(c, bits)[0];
-    auto it = modules_.find(k.name_expression);
-    if (it == modules_.end()) {
-      const auto rec = compiler_->compile(k);
-      EXPECT_TRUE(rec.ok) << rec.log;
-      auto m = std::make_unique<Module>(rec.binary, rec.lowered_name);
-      if (c.shared_bytes() > 48 * 1024) m->allow_dynamic_shared(c.shared_bytes());
-      it = modules_.emplace(k.name_expression, std::move(m)).first;
-    }
-    return *it->second;
+  static ModuleCache::Entry entry(const gemm_fp8::Config& c, int bits) {
+    return {gemm_fp8::kernels(c, bits)[0], static_cast<std::size_t>(c.shared_bytes())};
+  }
+  const Module& module_for(const gemm_fp8::Config& c, int bits) { return modules_->get(entry(c, bits)); }
+  /// Compiles, in parallel, what a test's loop will launch.
+  void prepare(const std::vector<std::pair<gemm_fp8::Config, int>>& configs) {
+    std::vector<ModuleCache::Entry> entries;
+    for (const auto& [c, bits] : configs) entries.push_back(entry(c, bits));
+    modules_->prepare(entries);
   }
 
   /// Launches `c` twice on NaN-poisoned output (the second launch checks the split-K counters were reset),
@@ -59,8 +59,7 @@ class GemmFp8Gpu : public ::testing::Test {
   }
 
   DeviceFacts facts_;
-  std::unique_ptr<jit::Compiler> compiler_;
-  std::map<std::string, std::unique_ptr<Module>> modules_;
+  std::unique_ptr<ModuleCache> modules_;
 };
 
 }  // namespace
@@ -91,6 +90,13 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);
+  std::vector<std::pair<gemm_fp8::Config, int>> needed;
+  for (const char* name : configs) {
+    const auto c = gemm_fp8::Config::from_name(name);
+    if (std::any_of(std::begin(shapes), std::end(shapes), [&](const auto& p) { return !gemm_fp8::why_unsupported(p, c, t); }))
+      for (int bits : {32, 64}) needed.emplace_back(c, bits);
+  }
+  prepare(needed);
   int checked = 0;
   for (const auto& p : shapes)
     for (const char* name : configs) {
@@ -107,9 +113,14 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
 
 TEST_F(GemmFp8Gpu, MOneIsServedBySkinnyAndTiledKernels) {
   const gemm_fp8::Problem p{1, 6144, 2048};
+  std::vector<gemm_fp8::Config> served;
+  for (const auto& c : gemm_fp8::enumerate())
+    if (c.split_k == 1 && !gemm_fp8::why_unsupported(p, c, Target::from_arch(facts_.arch))) served.push_back(c);
+  std::vector<std::pair<gemm_fp8::Config, int>> needed;
+  for (const auto& c : served) needed.emplace_back(c, 32);
+  prepare(needed);
   int checked = 0;
-  for (const auto& c : gemm_fp8::enumerate()) {
-    if (c.split_k > 1 || gemm_fp8::why_unsupported(p, c, Target::from_arch(facts_.arch))) continue;
+  for (const auto& c : served) {
     const auto cmp = run(p, c, 32, 77);
     EXPECT_TRUE(cmp.passed) << c.name() << ": " << cmp.summary();
     ++checked;
@@ -157,7 +168,7 @@ TEST_F(GemmFp8Gpu, GuardBandsCatchStoresOutsideTheOutput) {
                "planted_store(Fp8GemmArgs p) {\n  if (thread_x() == 0 && block_x() == 0 && block_y() == 0) "
                "p.g.c[kOffset] = 0x3f80;\n}\n}\n";
     k.name_expression = "tt::planted_store<" + std::to_string(offset) + "LL>";
-    const auto rec = compiler_->compile(k);
+    const auto rec = modules_->compiler().compile(k);
     ASSERT_TRUE(rec.ok) << rec.log;
     Module m(rec.binary, rec.lowered_name);
     gemm_fp8::Workload w(p, 3, 1, 0);
@@ -209,6 +220,16 @@ TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_FP8=M,N,K:config,... to time configs";
   const auto specs = parse_time_specs(spec);
   ASSERT_TRUE(specs) << "TUNETAB_TIME_FP8: expected M,N,K:config,...[;M,N,K:config,...]";
+  std::vector<std::pair<gemm_fp8::Config, int>> needed;
+  for (const TimeSpec& ts : *specs) {
+    long long m = 0, n = 0, k = 0;
+    if (std::sscanf(ts.head.c_str(), "%lld,%lld,%lld", &m, &n, &k) != 3) continue;  // the loop below says so
+    for (const std::string& name : ts.configs) {
+      const auto c = gemm_fp8::Config::from_name(name);
+      if (!gemm_fp8::why_unsupported(gemm_fp8::Problem{m, n, k}, c, Target::from_arch(facts_.arch))) needed.emplace_back(c, 32);
+    }
+  }
+  prepare(needed);
   for (const TimeSpec& ts : *specs) {
     long long m = 0, n = 0, k = 0;
     ASSERT_EQ(std::sscanf(ts.head.c_str(), "%lld,%lld,%lld", &m, &n, &k), 3) << "TUNETAB_TIME_FP8: M,N,K";

@@ -12,6 +12,7 @@
 #include "tuner/families/gemm_traits.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
+#include "module_cache.h"
 #include "time_spec.h"
 #include "tuner/runner.h"
 
@@ -25,20 +26,11 @@ class GemmGpu : public ::testing::Test {
     std::string why;
     if (device_count(&why) == 0) GTEST_SKIP() << "no GPU: " << why;
     facts_ = open_device(0);
-    compiler_ = std::make_unique<jit::Compiler>(jit::CompileOptions{facts_.arch, {}});
+    modules_ = std::make_unique<ModuleCache>(facts_.arch);
   }
 
   const Module& module_for(const gemm::Config& c, int bits) {
-    const KernelSource k = gemm::kernels(c, bits)[0];
-    auto it = modules_.find(k.name_expression);
-    if (it == modules_.end()) {
-      const auto rec = compiler_->compile(k);
-      EXPECT_TRUE(rec.ok) << rec.log;
-      auto m = std::make_unique<Module>(rec.binary, rec.lowered_name);
-      if (c.shared_bytes() > 48 * 1024) m->allow_dynamic_shared(c.shared_bytes());
-      it = modules_.emplace(k.name_expression, std::move(m)).first;
-    }
-    return *it->second;
+    return modules_->get({gemm::kernels(c, bits)[0], static_cast<std::size_t>(c.shared_bytes())});
   }
 
   /// Launches `c` on random data for `p` and compares with the Eigen reference.
@@ -61,8 +53,7 @@ class GemmGpu : public ::testing::Test {
   }
 
   DeviceFacts facts_;
-  std::unique_ptr<jit::Compiler> compiler_;
-  std::map<std::string, std::unique_ptr<Module>> modules_;
+  std::unique_ptr<ModuleCache> modules_;
 };
 
 }  // namespace
@@ -132,7 +123,7 @@ TEST_F(GemmGpu, GuardBandsCatchStoresOutsideTheOutput) {
     k.source = "#include \"gemm_bf16.h\"\nnamespace tt {\ntemplate <long long kOffset> __global__ void planted_store(GemmArgs p) {\n"
                "  if (thread_x() == 0 && block_x() == 0 && block_y() == 0) p.c[kOffset] = 0x3f80;\n}\n}\n";
     k.name_expression = "tt::planted_store<" + std::to_string(offset) + "LL>";
-    const auto rec = compiler_->compile(k);
+    const auto rec = modules_->compiler().compile(k);
     ASSERT_TRUE(rec.ok) << rec.log;
     Module m(rec.binary, rec.lowered_name);
     gemm::Workload w(p, 3, 1, 0);

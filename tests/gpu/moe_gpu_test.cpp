@@ -13,6 +13,7 @@
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/timing.h"
+#include "module_cache.h"
 #include "time_spec.h"
 
 using namespace tunetab;
@@ -32,27 +33,28 @@ class MoeGpu : public ::testing::Test {
     std::string why;
     if (device_count(&why) == 0) GTEST_SKIP() << "no GPU: " << why;
     facts_ = open_device(0);
-    compiler_ = std::make_unique<jit::Compiler>(jit::CompileOptions{facts_.arch, {}});
+    modules_ = std::make_unique<ModuleCache>(facts_.arch);
   }
 
-  /// The pipeline's modules for `c` at `bits`, compiled once.
-  std::vector<const Module*> pipeline_for(const moe::Config& c, int bits) {
+  static std::vector<ModuleCache::Entry> entries(const moe::Config& c, int bits) {
     const auto sources = moe::kernels(c, bits);
     const auto smem = moe::dynamic_shared_bytes(c);
-    std::vector<const Module*> out;
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      const std::string key = sources[i].name_expression + "#" + std::to_string(smem[i]);
-      auto it = modules_.find(key);
-      if (it == modules_.end()) {
-        const auto rec = compiler_->compile(sources[i]);
-        EXPECT_TRUE(rec.ok) << sources[i].name_expression << "\n" << rec.log;
-        auto m = std::make_unique<Module>(rec.binary, rec.lowered_name);
-        if (smem[i] > 48 * 1024) m->allow_dynamic_shared(smem[i]);
-        it = modules_.emplace(key, std::move(m)).first;
-      }
-      out.push_back(it->second.get());
-    }
+    std::vector<ModuleCache::Entry> out;
+    for (std::size_t i = 0; i < sources.size(); ++i) out.push_back({sources[i], static_cast<std::size_t>(smem[i])});
     return out;
+  }
+  /// The pipeline's modules for `c` at `bits`, compiled once.
+  std::vector<const Module*> pipeline_for(const moe::Config& c, int bits) {
+    std::vector<const Module*> out;
+    for (const auto& e : entries(c, bits)) out.push_back(&modules_->get(e));
+    return out;
+  }
+  /// Compiles, in parallel, the pipelines a test's loop will launch.
+  void prepare(const std::vector<std::pair<moe::Config, int>>& configs) {
+    std::vector<ModuleCache::Entry> all;
+    for (const auto& [c, bits] : configs)
+      for (auto& e : entries(c, bits)) all.push_back(std::move(e));
+    modules_->prepare(all);
   }
 
   struct Outcome {
@@ -94,8 +96,7 @@ class MoeGpu : public ::testing::Test {
   }
 
   DeviceFacts facts_;
-  std::unique_ptr<jit::Compiler> compiler_;
-  std::map<std::string, std::unique_ptr<Module>> modules_;
+  std::unique_ptr<ModuleCache> modules_;
 };
 
 // clang-format off
@@ -134,6 +135,12 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
   // One workload per (dtype, routing) at M = 336 serves the smaller M through set_m (their routing is the
   // first tokens' of the 336-token draw).
   const Target t = Target::from_arch(facts_.arch);
+  std::vector<std::pair<moe::Config, int>> needed;
+  for (const char* n : kBf16Configs)
+    for (int bits : {32, 64}) needed.emplace_back(moe::Config::from_name(n), bits);
+  for (const char* n : fp8_configs(facts_.arch))
+    for (int bits : {32, 64}) needed.emplace_back(moe::Config::from_name(n), bits);
+  prepare(needed);
   int checked = 0;
   for (auto q : {moe::Quant::kBf16, moe::Quant::kFp8})
     for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
@@ -314,6 +321,14 @@ TEST_F(MoeGpu, TimeConfigsFromEnvironment) {
           ws = std::max(ws, moe::workspace_bytes(problems[i], moe::Config::from_name(name)));
     if (!w) w = std::make_unique<moe::Workload>(cap, 3, 2, ws);
   }
+  std::vector<std::pair<moe::Config, int>> needed;
+  for (std::size_t i = 0; i < specs->size(); ++i)
+    for (const std::string& name : (*specs)[i].configs) {
+      const auto c = moe::Config::from_name(name);
+      if (c.quant == problems[i].quant && !moe::why_unsupported(problems[i], c, Target::from_arch(facts_.arch)))
+        needed.emplace_back(c, 32);
+    }
+  prepare(needed);
   for (std::size_t i = 0; i < specs->size(); ++i) {
     const moe::Problem& p = problems[i];
     moe::Workload& w = *workloads.at({p.quant, p.routing});
@@ -346,7 +361,7 @@ TEST_F(MoeGpu, DecodesEveryE4m3CodeExactly) {
     k.source = "#include \"moe_gemm.h\"\nnamespace tt {\ntemplate <bool kFnuz> __global__ void moe_decode_check(const u8* codes, u32* out) {\n"
                "  const int i = static_cast<int>(thread_x());\n  moe_quad<true, kFnuz>(codes, 4 * i, out[2 * i], out[2 * i + 1]);\n}\n}\n";
     k.name_expression = std::string("tt::moe_decode_check<") + (fnuz ? "true" : "false") + ">";
-    const auto rec = compiler_->compile(k);
+    const auto rec = modules_->compiler().compile(k);
     ASSERT_TRUE(rec.ok) << rec.log;
     Module m(rec.binary, rec.lowered_name);
     std::vector<std::uint8_t> codes(512);
