@@ -156,8 +156,12 @@ constexpr int kWgmmaStages[] = {3, 4, 6};
 // wgmma2 (tt::moe_stage_wgmma2, no clusters): the two wgmma pairings that won rows (sessions 12-13), and 96-token
 // tiles, which hold an expert's slots at M 256..384 (session 14). Split-K 1: the wgmma configs keep the space's
 // split-K, and its decode tiles.
+// NOTE: 96 tokens with 64-row stage-1 CTAs (one consumer warpgroup): at M=336, 35 blocks x 128-row tiles are
+// 560 CTAs, 4.24 waves of 132, and the fifth wave cost ~75 us of the 96-token tile (session 14). 64 rows make 1120
+// CTAs, 8.48 waves. Not yet timed: the tuner judges them.
 constexpr WgmmaTile kWgmma2Tiles[] = {
   {  32, 32, 256, 128 }, {  64, 64, 128, 256 }, {  96, 96, 128,  64 }, {  96, 96, 128, 128 },
+  {  96, 96,  64,  64 }, {  96, 96,  64, 128 },
 };
 constexpr int kWgmma2Stages[] = {3, 4};
 constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage

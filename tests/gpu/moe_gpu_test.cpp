@@ -114,6 +114,7 @@ const char* kFp8WgmmaConfigs[] = {
   "fp8_m32w32_n128x128_k128_s4_wgmma_sk2", "fp8_m64w64_n64x64_k128_s6_wgmma_sk1", "fp8_m32w32_n256x256_k128_s3_wgmma_sk4",
   "fp8_m64w64_n128x128_k128_s4_wgmma_sk1", "fp8_m128w32_n256x256_k128_s3_wgmma_sk1", "fp8_m64w32_n128x128_k128_s4_wgmma_sk2",
   "fp8_m96w96_n128x128_k128_s4_wgmma2_sk1", "fp8_m32w32_n256x128_k128_s3_wgmma2_sk1", "fp8_m96w96_n128x64_k128_s3_wgmma2_sk1",
+  "fp8_m96w96_n64x128_k128_s4_wgmma2_sk1",
 };
 // sm_90a only, decode only: the 1-stage variant (both GEMMs in one kernel), every pipeline depth.
 const char* kFp8FusedConfigs[] = {
@@ -165,7 +166,7 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
         }
       }
     }
-  // 5 bf16 + 6 fp8 (+ 9 wgmma and wgmma2 on sm_90a) configs per (M, routing)
+  // 5 bf16 + 6 fp8 (+ 10 wgmma and wgmma2 on sm_90a) configs per (M, routing)
   EXPECT_EQ(checked, (5 + static_cast<int>(fp8_configs(facts_.arch).size())) * 5 * 2);
 }
 
