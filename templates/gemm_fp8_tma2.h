@@ -73,7 +73,7 @@ __device__ __forceinline__ void tma2_splitk_finish(const GemmArgs& g, int tile, 
     for (int b = 0; b < kBatch; ++b) {
       const int q = q0 + b * kConsumerThreads, row = bm0 + q / kQuads, col = bn0 + (q % kQuads) * 4;
       cols[b] = q < kBlockM * kQuads && row < g.m && col < g.n ? imin(4, g.n - col) : 0;
-      off[b] = static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
+      off[b] = cols[b] > 0 ? static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col) : 0;  // no address past C
 #pragma unroll
       for (int e = 0; e < 4; ++e) sum[b][e] = 0.f;
     }

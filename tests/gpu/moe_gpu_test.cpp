@@ -136,18 +136,23 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
   // One workload per (dtype, routing) at M = 336 serves the smaller M through set_m (their routing is the
   // first tokens' of the 336-token draw).
   const Target t = Target::from_arch(facts_.arch);
+  const std::int64_t ms[] = {336, 304, 64, 7, 1};
+  // Both index widths on a rotating subset: every config meets 64-bit at one of the Ms.
+  auto bits_of = [](std::size_t config, std::size_t m_index) { return (config + m_index) % 3 == 0 ? 64 : 32; };
   std::vector<std::pair<moe::Config, int>> needed;
-  for (const char* n : kBf16Configs)
-    for (int bits : {32, 64}) needed.emplace_back(moe::Config::from_name(n), bits);
-  for (const char* n : fp8_configs(facts_.arch))
-    for (int bits : {32, 64}) needed.emplace_back(moe::Config::from_name(n), bits);
+  for (std::size_t mi = 0; mi < std::size(ms); ++mi) {
+    for (std::size_t i = 0; i < std::size(kBf16Configs); ++i) needed.emplace_back(moe::Config::from_name(kBf16Configs[i]), bits_of(i, mi));
+    const auto fp8 = fp8_configs(facts_.arch);
+    for (std::size_t i = 0; i < fp8.size(); ++i) needed.emplace_back(moe::Config::from_name(fp8[i]), bits_of(i, mi));
+  }
   prepare(needed);
   int checked = 0;
   for (auto q : {moe::Quant::kBf16, moe::Quant::kFp8})
     for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
       const moe::Problem cap{336, 6144, 1024, 32, 8, q, routing};
       moe::Workload w(cap, 100 + static_cast<std::uint64_t>(routing), 1, split_ws(cap, 4));
-      for (std::int64_t m : {336, 304, 64, 7, 1}) {
+      for (std::size_t mi = 0; mi < std::size(ms); ++mi) {
+        const std::int64_t m = ms[mi];
         const moe::Problem p{m, 6144, 1024, 32, 8, q, routing};
         w.set_m(m);
         std::vector<const char*> names;
@@ -156,8 +161,7 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
         for (std::size_t i = 0; i < names.size(); ++i) {
           const auto c = moe::Config::from_name(names[i]);
           ASSERT_FALSE(moe::why_unsupported(p, c, t)) << *moe::why_unsupported(p, c, t);
-          // Both index widths on a rotating subset: every config meets 64-bit at some M.
-          const int bits = (i + static_cast<std::size_t>(m)) % 3 == 0 ? 64 : 32;
+          const int bits = bits_of(i, mi);
           const auto o = run(w, p, c, bits);
           EXPECT_TRUE(o.cmp.passed) << p.key() << " " << names[i] << " index" << bits << ": " << o.cmp.summary();
           EXPECT_FALSE(o.guard) << p.key() << " " << names[i] << ": " << *o.guard;
