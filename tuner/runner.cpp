@@ -223,6 +223,18 @@ std::string code_hash_of(const std::vector<const db::CodeObjectRecord*>& codes) 
   return hash_hex(hashes);
 }
 
+/// A coverage record's verdict from a worker's check reply: disposition, detail, Ms checked, the failing M and the
+/// error figures.
+void set_check_verdict(db::CoverageRecord& cr, const Json& reply) {
+  cr.disposition = db::disposition_from_string(reply.at("disposition"));
+  cr.detail = reply.value("detail", std::string());
+  cr.ms_checked = reply.value("checked", std::int64_t{0});
+  if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
+  cr.rel_l2 = opt_number(reply, "rel_l2");
+  cr.max_abs = opt_number(reply, "max_abs");
+  cr.err_ratio = opt_number(reply, "err_ratio");
+}
+
 /// The keys of the code a planned candidate runs now ("" when it is unsupported): a stored verdict stands
 /// only for the code it judged, so a result or coverage record with other keys (a template, an embedded
 /// header, a flag or the compiler changed since) is judged again.
@@ -327,9 +339,6 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
                                              ops.workspace_bytes(p, c.config), c.config, codes, c.ms,
                                              opt.launch_timeout_ms, nullptr);
       const Json reply = ex.check(req, safety::check_deadline_ms(c.ms.size(), opt.launch_timeout_ms, false));
-      r.disposition = reply.at("disposition").get<std::string>();
-      r.detail = reply.value("detail", std::string());
-      r.checked = reply.value("checked", std::int64_t{0});
       if (run_id == 0) run_id = store.begin_run(opt.command_line + "  # spot checks", version, device_id);
       db::CoverageRecord cr;
       cr.run_id = run_id;
@@ -337,10 +346,10 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
       cr.problem_id = problem_id;
       cr.config_id = config_id;
       cr.domain = domain;
-      cr.disposition = db::disposition_from_string(r.disposition);
-      cr.detail = r.detail;
-      if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
-      cr.ms_checked = r.checked;
+      set_check_verdict(cr, reply);
+      r.disposition = db::to_string(cr.disposition);
+      r.detail = cr.detail;
+      r.checked = cr.ms_checked;
       cr.served = Json(c.ms).dump();
       cr.sampled = "[]";
       cr.index_bits = bits;
@@ -349,9 +358,6 @@ std::vector<SpotResult> spot_check(const FamilyOps& ops, const std::vector<SpotC
       cr.tolerance = ops.tolerance(p).to_json().dump();
       cr.code_key = key;
       cr.code_hash = code_hash_of(codes);
-      cr.rel_l2 = opt_number(reply, "rel_l2");
-      cr.max_abs = opt_number(reply, "max_abs");
-      cr.err_ratio = opt_number(reply, "err_ratio");
       store.put_coverage(cr, version);
       end_if_context_lost(ex, reply);
     }
@@ -488,13 +494,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           std::fprintf(stderr, "coverage %s: %s on %zu Ms (%lld..%lld)\n", ops.key(p).c_str(), config.c_str(), ms.size(),
                        static_cast<long long>(ms.front()), static_cast<long long>(capacity));
         const Json reply = ex.check(req, safety::check_deadline_ms(ms.size(), opt.launch_timeout_ms, false));
-        cr.disposition = db::disposition_from_string(reply.at("disposition"));
-        cr.detail = reply.value("detail", std::string());
-        cr.ms_checked = reply.value("checked", std::int64_t{0});
-        if (cr.disposition != Disposition::kPassed && reply.value("m", std::int64_t{0}) > 0) cr.failed_m = reply.at("m").get<std::int64_t>();
-        cr.rel_l2 = opt_number(reply, "rel_l2");
-        cr.max_abs = opt_number(reply, "max_abs");
-        cr.err_ratio = opt_number(reply, "err_ratio");
+        set_check_verdict(cr, reply);
         store.put_coverage(cr, version);
         end_if_context_lost(ex, reply);
         if (cr.disposition == Disposition::kPassed) {
