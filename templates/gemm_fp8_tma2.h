@@ -48,7 +48,9 @@ __device__ __forceinline__ float ld_cg_f32(const float* p) {
 /// in flight each, and store 8 bytes. The producer warpgroup only meets the barriers: it gave its registers up.
 // NOTE: splitk_finish reads one volatile float per thread and iteration. That serial latency made tma2's split-K
 // 2-7x slower than split-K 1 at 336..2048 rows on the H200 (session 15, call 5: 2048^3, split-K 2: 106.6 against
-// 21.98 us), where the splits' extra CTAs should have filled the idle SMs.
+// 21.98 us), where the splits' extra CTAs should have filled the idle SMs. The arrival protocol is splitk_finish's,
+// copied: splitk_finish is the place for this fix (every split-K kernel shares it), but editing gemm_bf16.h re-keys
+// every bf16 and FP8 verdict. Fold it back with tma2's other copies when a full re-tune is paid for.
 template <int kBlockM, int kBlockN, int kConsumerThreads, typename Index>
 __device__ __forceinline__ void tma2_splitk_finish(const GemmArgs& g, int tile, int bm0, int bn0, int tid) {
   constexpr int kQuads = kBlockN / 4, kBatch = 4;
