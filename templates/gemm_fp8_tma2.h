@@ -32,90 +32,12 @@ __device__ __forceinline__ void fp8_promote(float (&acc)[kWarpN / 2], const floa
 }
 #endif
 
-#if TT_HAS_WGMMA
-/// 16 bytes of fp32 from L2 (ld.global.cg: never a line another CTA's partials left stale in this SM's L1).
-__device__ __forceinline__ void ld_cg_f32x4(const float* p, float (&v)[4]) {
-  asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];\n" : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3]) : "l"(p));
-}
-__device__ __forceinline__ float ld_cg_f32(const float* p) {
-  float v;
-  asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(p));
-  return v;
-}
-
-/// splitk_finish (gemm_bf16.h) for tma2: the same arrival counter, and the last split to arrive sums the tile's
-/// partials and stores it as bf16. Its consumer threads read 4 columns a quad (16 bytes of each split), kBatch quads
-/// in flight each, and store 8 bytes. The producer warpgroup only meets the barriers: it gave its registers up.
-// NOTE: splitk_finish reads one volatile float per thread and iteration. That serial latency made tma2's split-K
-// 2-7x slower than split-K 1 at 336..2048 rows on the H200 (session 15, call 5: 2048^3, split-K 2: 106.6 against
-// 21.98 us), where the splits' extra CTAs should have filled the idle SMs. The arrival protocol is splitk_finish's,
-// copied: splitk_finish is the place for this fix (every split-K kernel shares it), but editing gemm_bf16.h re-keys
-// every bf16 and FP8 verdict. Fold it back with tma2's other copies when a full re-tune is paid for.
-template <int kBlockM, int kBlockN, int kConsumerThreads, typename Index>
-__device__ __forceinline__ void tma2_splitk_finish(const GemmArgs& g, int tile, int bm0, int bn0, int tid) {
-  constexpr int kQuads = kBlockN / 4, kBatch = 4;
-  __shared__ u32 s_is_last;
-  fence_device();
-  sync_block();
-  if (tid == 0) {
-    const u32 arrived = atomic_add(g.counters + tile, 1u);
-    s_is_last = arrived == static_cast<u32>(g.splits - 1);
-    if (s_is_last) g.counters[tile] = 0u;  // every split has arrived: reset for the next launch
-  }
-  sync_block();
-  if (!s_is_last || tid >= kConsumerThreads) return;
-  fence_device();
-  const Index plane = static_cast<Index>(g.m) * static_cast<Index>(g.n);
-  const bool vec = (g.n & 3) == 0;  // 16-byte aligned fp32 rows, 8-byte aligned bf16 rows
-  for (int q0 = tid; q0 < kBlockM * kQuads; q0 += kBatch * kConsumerThreads) {
-    float sum[kBatch][4];
-    int cols[kBatch];  // valid columns of each quad: 0 (outside C) to 4
-    Index off[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int q = q0 + b * kConsumerThreads, row = bm0 + q / kQuads, col = bn0 + (q % kQuads) * 4;
-      cols[b] = q < kBlockM * kQuads && row < g.m && col < g.n ? imin(4, g.n - col) : 0;
-      off[b] = cols[b] > 0 ? static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col) : 0;  // no address past C
-#pragma unroll
-      for (int e = 0; e < 4; ++e) sum[b][e] = 0.f;
-    }
-    for (int sp = 0; sp < g.splits; ++sp) {
-      const float* const ws = g.workspace + static_cast<Index>(sp) * plane;
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        if (vec && cols[b] == 4) {
-          float v[4];
-          ld_cg_f32x4(ws + off[b], v);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) sum[b][e] += v[e];
-        } else {
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (e < cols[b]) sum[b][e] += ld_cg_f32(ws + off[b] + e);
-        }
-      }
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      u16* const dst = g.c + off[b];
-      if (vec && cols[b] == 4) {
-        *reinterpret_cast<u32x2*>(dst) = u32x2{pack_bf16x2(sum[b][0], sum[b][1]), pack_bf16x2(sum[b][2], sum[b][3])};
-      } else {
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          if (e < cols[b]) dst[e] = f32_to_bf16(sum[b][e]);
-      }
-    }
-  }
-}
-#endif
-
 /// sm_90a, warp-specialized as gemm_fp8_blockscale_tma (kCtas 0): one producer thread copies each K block of A
 /// and B by TMA into kStages stages; a consumer warpgroup per 64 rows x kWarpN columns multiplies a stage into a
 /// K block product, releases it and promotes the product. After the last K block the consumers stage the bf16
 /// tile in shared memory (rows padded by 16 bytes: the fragment's 8 rows x 4 column pairs of a warp store hit 32
-/// banks) and copy it out in 16-byte row chunks. Split-K writes fp32 partials directly, and the last split of a
-/// tile sums them (tma2_splitk_finish).
+/// banks) and copy it out in 16-byte row chunks. Split-K writes fp32 partials directly and reduces as the bf16
+/// family does.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
@@ -270,14 +192,9 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     else g.c[off] = f32_to_bf16(sum);
   }
 #endif
-  if (g.splits > 1) {
-    const int tile = static_cast<int>(block_y()) * ((g.n + kBlockN - 1) / kBlockN) + static_cast<int>(block_x());
-#if TT_HAS_WGMMA
-    tma2_splitk_finish<kBlockM, kBlockN, kConsumers * 128, Index>(g, tile, bm0, bn0, tid);
-#else
-    splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, tile, bm0, bn0, tid);
-#endif
-  }
+  if (g.splits > 1)
+    splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * ((g.n + kBlockN - 1) / kBlockN) +
+                                                            static_cast<int>(block_x()), bm0, bn0, tid);
 }
 
 }  // namespace tt
