@@ -254,6 +254,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       return v2 ? "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128"
                 : "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
     if (v2 && c.block_m != c.warp_m) return "wgmma2: no clusters (block_m == warp_m)";
+    if (v2 && c.split_k != 1) return "wgmma2: split-K 1 (its persistent grid walks the whole K of each tile)";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";
     if (c.block_n1 % 64 || c.block_n2 % 64 || c.block_n1 > 256 || c.block_n2 > 256)
@@ -274,10 +275,10 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       if (need > have)
         return "wgmma: stage " + std::to_string(stage) + " needs about " + std::to_string(need) + " registers a thread, " +
                std::to_string(threads) + " threads have " + std::to_string(have);
-      // Static shared memory besides the stages: barriers, the tile's rows (and wgmma2's top-k weights),
-      // the token scales per stage.
-      const int rows = v2 ? 3 : 2;
-      const int total = c.shared_bytes(stage) + 2 * c.stages * 8 + rows * c.warp_m * 4 + c.stages * c.warp_m * 4;
+      // Static shared memory besides the stages: barriers, the tile's rows (wgmma2: two tiles' slots and top-k
+      // weights, and their two barriers), the token scales per stage.
+      const int rows = v2 ? 4 : 2;
+      const int total = c.shared_bytes(stage) + (2 * c.stages + (v2 ? 2 : 0)) * 8 + rows * c.warp_m * 4 + c.stages * c.warp_m * 4;
       if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
         return "wgmma: stage " + std::to_string(stage) + " needs " + std::to_string(total) + " B of shared memory, target has " +
                std::to_string(t.max_smem_per_block);

@@ -234,6 +234,7 @@ class Workload {
   DeviceBuffer w1_, w2_, w1s_, w2s_;
   DeviceBuffer a_q_, a_scale_, sorted_, expert_ids_, num_padded_, inter_, inter_q_, inter_scale_, y_;
   std::size_t guard_ = 0;
+  int cu_count_ = 0;  // the device's multiprocessors: a persistent stage's grid
 };
 
 }  // namespace tunetab::moe

@@ -198,6 +198,7 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
   const std::size_t guard =
       std::clamp<std::size_t>(16 * static_cast<std::size_t>(std::max(p.model_dim, p.inter_dim)) * 4, 64 << 10, 1 << 20);
   guard_ = guard;
+  cu_count_ = current_cu_count();
   const std::size_t rows = static_cast<std::size_t>(p.rows());
   const std::size_t hidden_bytes = static_cast<std::size_t>(p.m * p.model_dim) * 2;
   for (int s = 0; s < std::max(1, rotating_sets); ++s) {
@@ -281,6 +282,14 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
   if (pl.quant >= 0) quantize(st.hidden, a_q_, a_scale_, p_.m, p_.model_dim);
+  // tt::moe_stage_wgmma2 is persistent: as many CTAs as the device holds at once, at most one a tile (grid x
+  // sorted blocks x tiles of W, as launched for a CTA a tile).
+  const auto persistent = [&](const Module& m, LaunchDims& d) {
+    const unsigned tiles = d.grid[0] * d.grid[1];
+    const unsigned fit = static_cast<unsigned>(cu_count_ * m.resident_blocks(static_cast<int>(d.block[0]), static_cast<int>(d.shared_bytes)));
+    d.grid[0] = std::min(tiles, fit);
+    d.grid[1] = 1;
+  };
   const auto reduce = [&] {
     ReduceArgs r{static_cast<const float*>(y_.get()), st.out.get(), static_cast<int>(p_.m), static_cast<int>(p_.topk),
                  static_cast<int>(p_.model_dim), static_cast<int>(splits(p_, c))};
@@ -355,6 +364,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.cluster[0] = static_cast<unsigned>(c.cluster());  // along the sorted rows: one expert per cluster
     d.block[0] = static_cast<unsigned>(c.threads(1));
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(1));
+    if (c.math == Math::kWgmma2) persistent(*pipeline[pl.stage1], d);
     tunetab::launch(*pipeline[pl.stage1], d, s, params);
   }
   if (pl.quant >= 0) quantize(inter_, inter_q_, inter_scale_, p_.rows(), p_.inter_dim);
@@ -382,6 +392,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.cluster[0] = static_cast<unsigned>(c.cluster());
     d.block[0] = static_cast<unsigned>(c.threads(2));
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(2));
+    if (c.math == Math::kWgmma2) persistent(*pipeline[pl.stage2], d);
     tunetab::launch(*pipeline[pl.stage2], d, s, params);
   }
   reduce();

@@ -28,7 +28,8 @@ namespace tunetab::nvidia {
   X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) X(cuEventQuery) X(cuStreamCreate)  \
   X(cuStreamSynchronize) X(cuStreamDestroy) X(cuStreamQuery) X(cuGetErrorName) X(cuGetErrorString)      \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)      \
-  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx)
+  X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx)              \
+  X(cuCtxGetDevice) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 struct Driver {
 #define TUNETAB_DECLARE_FN(name) decltype(&::name) name##_ = nullptr;
@@ -103,6 +104,12 @@ inline hipError_t hipDeviceGetAttribute(int* v, hipDeviceAttribute_t attr, int o
   hipError_t e = TUNETAB_CU(cuDeviceGet, &dev, ordinal);
   return e != CUDA_SUCCESS ? e : TUNETAB_CU(cuDeviceGetAttribute, v, attr, dev);
 }
+inline hipError_t hipGetDevice(int* ordinal) {
+  CUdevice dev;
+  hipError_t e = TUNETAB_CU(cuCtxGetDevice, &dev);
+  *ordinal = static_cast<int>(dev);
+  return e;
+}
 inline hipError_t hipDeviceSynchronize() { return TUNETAB_CU(cuCtxSynchronize); }
 inline hipError_t hipMemGetInfo(size_t* free_bytes, size_t* total) { return TUNETAB_CU(cuMemGetInfo, free_bytes, total); }
 inline hipError_t hipMalloc(void** p, size_t bytes) {
@@ -162,6 +169,10 @@ inline CUresult launch_cluster(CUfunction f, const unsigned (&grid)[3], const un
 }  // namespace tunetab::nvidia
 inline hipError_t hipFuncGetAttribute(int* v, hipFunction_attribute a, hipFunction_t f) {
   return TUNETAB_CU(cuFuncGetAttribute, v, a, f);
+}
+inline hipError_t hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, hipFunction_t f, int threads,
+                                                                   size_t dynamic_shared) {
+  return TUNETAB_CU(cuOccupancyMaxActiveBlocksPerMultiprocessor, blocks, f, threads, dynamic_shared);
 }
 inline hipError_t hipEventCreate(hipEvent_t* e) { return TUNETAB_CU(cuEventCreate, e, CU_EVENT_DEFAULT); }
 inline hipError_t hipEventRecord(hipEvent_t e, hipStream_t s) { return TUNETAB_CU(cuEventRecord, e, s); }

@@ -56,6 +56,13 @@ int device_count(std::string* why) {
   return n;
 }
 
+int current_cu_count() {
+  int ordinal = 0, n = 0;
+  TUNETAB_HIP_CHECK(hipGetDevice(&ordinal));
+  TUNETAB_HIP_CHECK(hipDeviceGetAttribute(&n, hipDeviceAttributeMultiprocessorCount, ordinal));
+  return n;
+}
+
 DeviceFacts open_device(int ordinal) {
   std::string why;
   const int n = device_count(&why);
@@ -216,6 +223,12 @@ void Module::allow_dynamic_shared(int bytes) {
 #else
   (void)bytes;  // NOTE: AMD exposes the whole LDS (64 KiB) without an opt-in.
 #endif
+}
+
+int Module::resident_blocks(int threads, int dynamic_shared) const {
+  int n = 0;
+  TUNETAB_HIP_CHECK(hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(&n, function_, threads, static_cast<size_t>(dynamic_shared)));
+  return n > 0 ? n : 1;
 }
 
 Stream::Stream() { TUNETAB_HIP_CHECK(hipStreamCreate(&stream_)); }

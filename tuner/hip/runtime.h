@@ -47,6 +47,8 @@ struct DeviceFacts {
 
 /// Number of usable devices; 0 (never an exception) when there is no driver or no device.
 int device_count(std::string* why = nullptr);
+/// The current device's multiprocessors (NVIDIA) or compute units (AMD).
+int current_cu_count();
 /// Makes `ordinal` current and reads its facts.
 DeviceFacts open_device(int ordinal);
 
@@ -123,6 +125,9 @@ class Module {
   int attribute(hipFunction_attribute a) const;
   /// Raises the dynamic shared-memory limit where the platform needs an opt-in (NVIDIA, > 48 KiB).
   void allow_dynamic_shared(int bytes);
+  /// CTAs of `threads` threads and `dynamic_shared` bytes that fit on one multiprocessor at once (a persistent
+  /// grid's size per multiprocessor); at least 1.
+  int resident_blocks(int threads, int dynamic_shared) const;
 
  private:
   hipModule_t module_ = nullptr;
