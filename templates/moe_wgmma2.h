@@ -266,7 +266,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
             static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] =
                 f32_to_bf16(silu(acc[0][j * 4 + e]) * acc[kHalves - 1][j * 4 + e]);
           } else {
-            static_cast<float*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = s_weight[b][col] * acc[0][j * 4 + e];
+            static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(s_weight[b][col] * acc[0][j * 4 + e]);
           }
         }
       __syncwarp();
@@ -298,11 +298,35 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
       if constexpr (kStage == 1) {
         static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(silu(acc[0]) * acc[1]);
       } else {
-        static_cast<float*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = p.topk_weights[slot] * acc[0];
+        static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(p.topk_weights[slot] * acc[0]);
       }
     }
   }
 #endif
+}
+
+/// moe_reduce (moe_route.h) over wgmma2's bf16 stage-2 rows: out[t, c] = bf16(sum over k < topk of y[t * topk + k, c]),
+/// summed in fp32 in that order, so deterministic. 256 threads per block, 8 columns a thread; grid (ceil(dim / 2048), tokens).
+// NOTE: bf16 rows halve the bytes stage 2 writes and the reduce reads (vLLM's fused MoE keeps them in the activation
+// dtype too); y is MoeReduceArgs's fp32 pointer, read as bf16.
+template <typename Index>
+__global__ void __launch_bounds__(256) moe_reduce_bf16(MoeReduceArgs p) {
+  const int t = static_cast<int>(block_y());
+  const int c = (static_cast<int>(block_x()) * 256 + static_cast<int>(thread_x())) * 8;
+  if (c >= p.dim) return;
+  const u16* const y = reinterpret_cast<const u16*>(p.y);
+  float s[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
+  for (int k = 0; k < p.topk; ++k) {
+    const u32x4 v = *reinterpret_cast<const u32x4*>(y + (static_cast<Index>(t) * p.topk + k) * p.dim + c);  // dim % 8 == 0
+    const u32 w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      s[2 * i] += bits_f32(w[i] << 16);
+      s[2 * i + 1] += bits_f32(w[i] & 0xffff0000u);
+    }
+  }
+  u16* o = p.out + static_cast<Index>(t) * p.dim + c;
+  *reinterpret_cast<u32x4*>(o) = u32x4{pack_bf16x2(s[0], s[1]), pack_bf16x2(s[2], s[3]), pack_bf16x2(s[4], s[5]), pack_bf16x2(s[6], s[7])};
 }
 
 }  // namespace tt

@@ -372,7 +372,10 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
             std::to_string(static_cast<int>(c.math)) + ", " + index + ">",
         "tt::MoeStageArgs");
   }
-  add("moe_route.h", "tt::moe_reduce<" + index + ">", "tt::MoeReduceArgs");
+  if (c.math == Math::kWgmma2)
+    add("moe_wgmma2.h", "tt::moe_reduce_bf16<" + index + ">", "tt::MoeReduceArgs");  // bf16 stage-2 rows
+  else
+    add("moe_route.h", "tt::moe_reduce<" + index + ">", "tt::MoeReduceArgs");
   return out;
 }
 

@@ -295,7 +295,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                  static_cast<int>(p_.model_dim), static_cast<int>(splits(p_, c))};
     void* params[] = {&r};
     LaunchDims d;
-    d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, 1024));
+    d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, c.math == Math::kWgmma2 ? 2048 : 1024));  // 8 or 4 columns a thread
     d.grid[1] = static_cast<unsigned>(p_.m);
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.reduce], d, s, params);
