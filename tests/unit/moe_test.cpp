@@ -306,6 +306,14 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   auto wide_cluster = wide;
   wide_cluster.block_m = 192;
   EXPECT_NE(why(glm(336), wide_cluster, sm90).find("clusters"), std::string::npos);
+  // Persistent: its grid walks every tile's whole K, so split-K 1 only; its bf16 stage-2 rows take a reduce of
+  // its own, the other kinds keep theirs (and their code keys).
+  auto wide_sk2 = wide;
+  wide_sk2.split_k = 2;
+  EXPECT_NE(why(glm(336), wide_sk2, sm90).find("wgmma2: split-K 1"), std::string::npos);
+  EXPECT_EQ(kw.back().name_expression, "tt::moe_reduce_bf16<int>");
+  EXPECT_NE(kw.back().source.find("moe_wgmma2.h"), std::string::npos);
+  EXPECT_EQ(moe::kernels(c, 64).back().name_expression, "tt::moe_reduce<long long>");
   // The wgmma configs' kernels are unchanged by wgmma2's (their stored verdicts stand).
   EXPECT_NE(moe::kernels(c, 32)[2].source.find("moe_gemm.h"), std::string::npos);
   // Clusters: block_m (the routing's padding) is 2 or 4 CTAs of warp_m rows (each multicasts a slice of the W
