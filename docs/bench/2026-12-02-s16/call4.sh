@@ -1,0 +1,3 @@
+#!/usr/bin/env bash
+# Session 16, call 4 (same binaries, still warm), one command line: ncu SpeedOfLight per pipeline kernel at M=336.
+for cfg in fp8_m64w64_n128x256_k128_s4_wgmma2_sk1 fp8_m96w96_n128x128_k128_s4_wgmma2_sk1; do TUNETAB_TIME_MOE="336:$cfg" timeout 30 ncu --clock-control none -k regex:moe_ -c 6 --section SpeedOfLight .carry/tunetab_gpu_tests --gtest_filter='MoeGpu.TimeConfigs*' > $OUT/sol_$cfg.txt 2>&1; echo "sol $cfg rc=$?"; grep -E "^  void|^  moe|Duration|DRAM Throughput|L2 Cache Throughput" $OUT/sol_$cfg.txt | sed 's/(Moe[A-Za-z]*Args).*//' | paste - - - - | awk '{$1=$1; print}' | cut -c1-200; done
