@@ -104,6 +104,38 @@ struct MoeTokenGather {
 };
 #endif
 
+#if TT_HAS_WGMMA
+/// moe_mma_kblock (moe_wgmma.h) on descriptors set up once per CTA: `dw` is the warpgroup's 64 rows of W in this
+/// stage (half h `half` descriptor units further), `dt` the stage's token rows.
+// NOTE: moe_mma_kblock derives both descriptors from shared-memory addresses every K block, from a warpgroup index
+// the compiler cannot prove uniform: 4 R2UR and ~10 integer instructions a wgmma, 251 instructions a consumer warp a
+// K block in the 64-token stage 1, which issue-bound it (session 17's source counters). Here the warpgroup index is
+// broadcast (CUTLASS's canonical_warp_group_idx) and the descriptors move by constants.
+template <int kBlockM, int kHalves>
+__device__ __forceinline__ void moe_mma_kblock_desc(float (&acc)[kHalves][kBlockM / 2], float (&tmp)[kHalves][kBlockM / 2], u64 dw,
+                                                    u32 half, u64 dt, const float* token_scale, const float (&w_scale)[kHalves], int tq) {
+#pragma unroll
+  for (int h = 0; h < kHalves; ++h) fence_operands(tmp[h]);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
+#pragma unroll
+    for (int h = 0; h < kHalves; ++h) wgmma_fp8<kBlockM>(tmp[h], dw + h * half + 2 * kk, dt + 2 * kk, kk);
+  wgmma_commit();
+  wgmma_wait<0>();  // the K block's product must be complete to be promoted
+#pragma unroll
+  for (int h = 0; h < kHalves; ++h) fence_operands(tmp[h]);
+#pragma unroll
+  for (int j = 0; j < kBlockM / 8; ++j)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float sa = token_scale[j * 8 + 2 * tq + e % 2];
+#pragma unroll
+      for (int h = 0; h < kHalves; ++h) acc[h][j * 4 + e] += tmp[h][j * 4 + e] * (w_scale[h] * sa);
+    }
+}
+#endif
+
 /// A consumer thread's registers in moe_stage_wgmma2: kNeed, its fragments (kHalves x kBlockM / 2, twice) and
 /// ~32 of addresses and indices; kRaised, what it raises its allowance to (setmaxnreg) once the producer warpgroup
 /// has lowered its own to 40, or 0 when the launch's even share (kShare, what every warp holds at entry) suffices.
@@ -252,6 +284,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int gq = lane / 4, tq = lane % 4;
     const int r0 = wg * 64 + warp * 16 + gq;  // this lane's rows of W in each half: r0 and r0 + 8
+    const int uwg = __shfl_sync(0xffffffffu, wg, 0);  // the warpgroup, known warp-uniform: descriptors stay uniform
+    const u64 dw0 = wgmma_desc(base + uwg * 64 * 128), dt0 = wgmma_desc(base + kWBytes);  // stage 0's
     float acc[kHalves][kBlockM / 2], tmp[kHalves][kBlockM / 2];
     int it = 0, local = 0;
     for (int t = first; t < tiles; t += stride, ++local) {
@@ -286,8 +320,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
           for (int c = lane; c < kBlockM; c += 32) any |= s_slot[b][c] >= 0;
           live = __any_sync(0xffffffffu, any);
         }
-        const u8* const sw = base + s * kStageBytes;
-        if (live) moe_mma_kblock<kBlockM, kHalves>(acc, tmp, sw + wg * 64 * 128, kRowsW * 128, sw + kWBytes, s_token_scale[s], w_scale, tq);
+        const u64 ds = static_cast<u64>(s * (kStageBytes >> 4));  // stages lie kStageBytes apart (16-byte units)
+        if (live) moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, dw0 + ds, kRowsW * 128 >> 4, dt0 + ds, s_token_scale[s], w_scale, tq);
         // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them); with
         // a cluster, in every CTA (each CTA's producer refills its slice of both).
         if (lane == 0) {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Session 17, call 4: the wgmma2 consumers' descriptors made warp-uniform (moe_mma_kblock_desc), A/B in one call
+# against the binaries of call 2 (.carry_base: clusters + W scales a K block ahead, descriptors from addresses).
+# Call 3's source counters: the 64-token stage 1 issues 251 instructions a consumer warp a K block (64 FFMA, 32 FMUL,
+# 8 QGMMA, 32 R2UR and ~80 integer ops) and is issue-bound.
+#  1. The consumer loop's SASS, old and new (cuobjdump of both headers' stage kernels, built on the CPU machine).
+#  2. MoeGpu.* and MoeGpuConfigs.* on the new binaries.
+#  3. The MoE timing tool, both binaries, M=304/336/512 balanced and 336 skewed.
+#  4. If 2 passed and TUNE=1: the profile tune, resumed, with the time left.
+#   usage (on the device): TUNE=0|1 bash docs/bench/2026-12-02-s17/call4.sh [TOTAL_S]
+set -uo pipefail
+cd "$(dirname "$0")/../../.."
+total=${1:-585}
+t0=$SECONDS
+o=$OUT/c4; mkdir -p "$o"
+for v in old new; do
+  cuobjdump -sass .carry/k_$v.cubin > "$o/k_$v.sass" 2>&1 || /usr/local/cuda/bin/cuobjdump -sass .carry/k_$v.cubin > "$o/k_$v.sass" 2>&1
+  echo "sass $v: $(grep -c QGMMA "$o/k_$v.sass") QGMMA, $(grep -c R2UR "$o/k_$v.sass") R2UR, $(grep -cE '^ +/\*[0-9a-f]{4}\*/' "$o/k_$v.sass") instructions"
+done
+timeout 240 .carry/tunetab_gpu_tests --gtest_filter='MoeGpu.*:MoeGpuConfigs.*' > "$o/moe_tests.log" 2>&1
+trc=$?; echo "MoeGpu.* rc=$trc $((SECONDS - t0)) s"; grep -E "^\[ +(FAILED|PASSED) |Failure" "$o/moe_tests.log" | head -20
+grep -E "Failure" -A6 "$o/moe_tests.log" | head -20
+E=fp8_m64w64_n128x256_k128_s4_wgmma2_sk1; S=fp8_m32w32_n256x128_k128_s3_wgmma2_sk1
+W=fp8_m96w96_n128x128_k128_s4_wgmma2_sk1; P4=fp8_m128w64_n128x256_k128_s4_wgmma2_sk1
+spec="256:$S,$P4;304:$E,$W,$P4;336:$E,$W,$P4;512:$E,$W,$P4;336,skewed:$E,$W,$P4"
+for v in base new; do
+  bin=.carry/tunetab_gpu_tests; [ $v = base ] && bin=.carry_base/tunetab_gpu_tests
+  TUNETAB_TIME_MOE="$spec" timeout 150 $bin --gtest_filter='MoeGpu.TimeConfigs*' > "$o/time_$v.log" 2>&1
+  echo "time $v rc=$? $((SECONDS - t0)) s"
+done
+join <(grep -E "^TIME" "$o/time_base.log" | awk '{print $2"|"$3, $4}' | sort) <(grep -E "^TIME" "$o/time_new.log" | awk '{print $2"|"$3, $4}' | sort) | \
+  sed 's/,model_dim=6144,inter_dim=2048,experts=32,topk=8,act=silu,g1u1=1,quant=fp8//; s/_k128//g; s/_wgmma2_sk1//g; s/median_us=//g' | \
+  awk '{printf "%s base %s new %s new/base %.3f\n", $1, $2, $3, $3 / $2}'
+TUNETAB_TIME_MOE="336:$E" timeout 40 ncu --clock-control none -k regex:moe_ -c 6 --section SpeedOfLight .carry/tunetab_gpu_tests --gtest_filter='MoeGpu.TimeConfigs*' > $o/sol_E.txt 2>&1
+echo "sol rc=$? $((SECONDS - t0)) s"
+grep -E "^  void|^  moe|Duration|DRAM Throughput|L2 Cache Throughput" $o/sol_E.txt | sed 's/(Moe[A-Za-z]*Args).*//' | paste - - - - | awk '{$1=$1; print}' | cut -c1-200
+if [ $trc = 0 ] && [ "${TUNE:-0}" = 1 ]; then
+  left=$(( total - (SECONDS - t0) - 25 ))
+  BIN=.carry BUDGET_S=$left bash scripts/tune_profile.sh profiles/glm-5-fp8-ep8-h200.cfg glm5 > "$o/tune_tail.txt" 2>&1
+  echo "tune rc=$? $((SECONDS - t0)) s"
+  grep -E "rc=|skewed|key done|^\[" "$OUT/glm5.tune.log" | cut -c1-150 | tail -30
+fi
+tar czf "$OUT/c4.tgz" -C "$OUT" c4 && rm -rf "$o"
+echo "total $((SECONDS - t0)) s"
