@@ -22,10 +22,12 @@ trc=$?; echo "MoeGpu.* rc=$trc $((SECONDS - t0)) s"; grep -E "^\[ +(FAILED|PASSE
 grep -E "Failure" -A6 "$o/moe_tests.log" | head -20
 E=fp8_m64w64_n128x256_k128_s4_wgmma2_sk1; S=fp8_m32w32_n256x128_k128_s3_wgmma2_sk1
 W=fp8_m96w96_n128x128_k128_s4_wgmma2_sk1; P4=fp8_m128w64_n128x256_k128_s4_wgmma2_sk1
-spec="256:$S,$P4;304:$E,$W,$P4;336:$E,$W,$P4;512:$E,$W,$P4;336,skewed:$E,$W,$P4"
+# Five stages (outside the space, which has 3 and 4): does a deeper ring help the 64-token stages?
+E5=fp8_m64w64_n128x256_k128_s5_wgmma2_sk1; P5=fp8_m128w64_n128x256_k128_s5_wgmma2_sk1
+spec="256:$S,$P4;304:$E,$E5,$W,$P4,$P5;336:$E,$E5,$W,$P4,$P5;512:$E,$E5,$W,$P4;336,skewed:$E,$W,$P4"
 for v in base new; do
   bin=.carry/tunetab_gpu_tests; [ $v = base ] && bin=.carry_base/tunetab_gpu_tests
-  TUNETAB_TIME_MOE="$spec" timeout 150 $bin --gtest_filter='MoeGpu.TimeConfigs*' > "$o/time_$v.log" 2>&1
+  TUNETAB_TIME_MOE="$spec" timeout 200 $bin --gtest_filter='MoeGpu.TimeConfigs*' > "$o/time_$v.log" 2>&1
   echo "time $v rc=$? $((SECONDS - t0)) s"
 done
 join <(grep -E "^TIME" "$o/time_base.log" | awk '{print $2"|"$3, $4}' | sort) <(grep -E "^TIME" "$o/time_new.log" | awk '{print $2"|"$3, $4}' | sort) | \
