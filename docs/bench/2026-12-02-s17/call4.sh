@@ -25,14 +25,24 @@ W=fp8_m96w96_n128x128_k128_s4_wgmma2_sk1; P4=fp8_m128w64_n128x256_k128_s4_wgmma2
 # Five stages (outside the space, which has 3 and 4): does a deeper ring help the 64-token stages?
 E5=fp8_m64w64_n128x256_k128_s5_wgmma2_sk1; P5=fp8_m128w64_n128x256_k128_s5_wgmma2_sk1
 spec="256:$S,$P4;304:$E,$E5,$W,$P4,$P5;336:$E,$E5,$W,$P4,$P5;512:$E,$E5,$W,$P4;336,skewed:$E,$W,$P4"
-for v in base new; do
-  bin=.carry/tunetab_gpu_tests; [ $v = base ] && bin=.carry_base/tunetab_gpu_tests
+# Three binaries: session 16's (.carry_s16, 8d3d2d0: the exported tables' kernels), call 2's (.carry_base) and these.
+for v in s16 base new; do
+  bin=.carry/tunetab_gpu_tests; [ $v = base ] && bin=.carry_base/tunetab_gpu_tests; [ $v = s16 ] && bin=.carry_s16/tunetab_gpu_tests
   TUNETAB_TIME_MOE="$spec" timeout 200 $bin --gtest_filter='MoeGpu.TimeConfigs*' > "$o/time_$v.log" 2>&1
   echo "time $v rc=$? $((SECONDS - t0)) s"
 done
-join <(grep -E "^TIME" "$o/time_base.log" | awk '{print $2"|"$3, $4}' | sort) <(grep -E "^TIME" "$o/time_new.log" | awk '{print $2"|"$3, $4}' | sort) | \
-  sed 's/,model_dim=6144,inter_dim=2048,experts=32,topk=8,act=silu,g1u1=1,quant=fp8//; s/_k128//g; s/_wgmma2_sk1//g; s/median_us=//g' | \
-  awk '{printf "%s base %s new %s new/base %.3f\n", $1, $2, $3, $3 / $2}'
+python3 - "$o" <<'PY'
+import re, sys
+t = {}
+for v in ("s16", "base", "new"):
+    for line in open(f"{sys.argv[1]}/time_{v}.log"):
+        m = re.match(r"TIME m=(\d+),.*routing=(\w+) fp8_(\S+?)_k128_(s\d)_wgmma2_sk1 median_us=([\d.]+)", line)
+        if m: t.setdefault((int(m[1]), m[2], m[3] + "_" + m[4]), {})[v] = float(m[5])
+for k in sorted(t):
+    r = t[k]; f = lambda v: f"{r[v]:8.1f}" if v in r else "       -"
+    ratio = f"{r['new'] / r['s16']:.3f}" if "s16" in r and "new" in r else "-"
+    print(f"{k[0]:4d} {k[1]:8s} {k[2]:24s} s16 {f('s16')} base {f('base')} new {f('new')} new/s16 {ratio}")
+PY
 TUNETAB_TIME_MOE="336:$E" timeout 40 ncu --clock-control none -k regex:moe_ -c 6 --section SpeedOfLight .carry/tunetab_gpu_tests --gtest_filter='MoeGpu.TimeConfigs*' > $o/sol_E.txt 2>&1
 echo "sol rc=$? $((SECONDS - t0)) s"
 grep -E "^  void|^  moe|Duration|DRAM Throughput|L2 Cache Throughput" $o/sol_E.txt | sed 's/(Moe[A-Za-z]*Args).*//' | paste - - - - | awk '{$1=$1; print}' | cut -c1-200
