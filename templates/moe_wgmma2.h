@@ -159,24 +159,20 @@ struct MoeWgmma2Regs {
 #define TT_MOE_WGMMA2_BOUNDS(threads) __launch_bounds__(threads, 1)
 #endif
 
-/// moe_stage_wgmma for any token width wgmma_fp8 has (32, 64, 96, 128), persistent: the grid (the clusters' worth of
-/// CTAs the device holds at once, split-K 1) walks the tiles, tile t = sorted block t % blocks (fastest: an expert's
+/// moe_stage_wgmma without clusters, for any token width wgmma_fp8 has (32, 64, 96, 128), persistent: the grid (the
+/// multiprocessors' worth of CTAs, split-K 1) walks the tiles, tile t = sorted block t % blocks (fastest: an expert's
 /// blocks share each W tile in L2) x rows of W (t / blocks) * kRowsW. The producer warpgroup copies W by TMA and
 /// gathers the tile's token rows and their scales by cp.async (MoeTokenGather); a consumer warpgroup per 64 rows of W
-/// multiplies each K block (moe_mma_kblock) and promotes it with the block and token scales. The stages' ring and
+/// multiplies each K block (moe_mma_kblock_desc) and promotes it with the block and token scales. The stages' ring and
 /// its phases run on across tiles, so the producer fills the next tile's stages while the consumers store this one's.
-/// kCluster 2: a cluster's two CTAs walk the same tiles, whose sorted blocks are kCluster x kBlockM rows (the
-/// routing's padding); CTA r takes rows r x kBlockM.. of each and copies half of the W tile, multicast to both, so
-/// the W tile crosses L2 once per 2 x kBlockM tokens; each consumer warp releases a stage in both CTAs. A CTA whose
-/// rows are all padding (an expert's slots fill only the first CTA's) skips the MMAs.
 // NOTE: persistent since session 16: a CTA per tile paid the pipeline's fill and the epilogue's stores with nothing
 // in flight, 13 times an SM at M=336's stage 2 (its DRAM throughput 45%, docs/performance.md). A tile's slots and
 // top-k weights live in one of two metadata buffers that the producer fills before the tile's first K block (its
-// arrivals on full_bar publish them) and the consumers free after their stores (meta_bar). Clusters since session
-// 17: at M 257..512 an expert's 70-130 slots made two 64-token blocks that each read the whole W tile from L2 (stage
-// 1 at 85% of L2 throughput, docs/performance.md). No defaults: ROCm 5.2 hipRTC matches a name expression against
-// the full argument list.
-template <int kStage, int kBlockM, int kRowsW, int kStages, int kCluster, typename Index>
+// arrivals on full_bar publish them) and the consumers free after their stores (meta_bar). Clusters of 2 that share
+// each W tile by multicast halved stage 1's L2 reads at M=336 and left its time unchanged; they lost 17-34% at 512
+// and under skewed routing, where a cluster's second CTA often holds only padding (session 17, docs/performance.md).
+// No defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
+template <int kStage, int kBlockM, int kRowsW, int kStages, typename Index>
 __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2(const TT_GRID_CONSTANT MoeStageTmaArgs args) {
   constexpr int kHalves = kStage == 1 ? 2 : 1;
   constexpr int kConsumers = kRowsW / 64;
@@ -189,13 +185,9 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
   static_assert(kRowsW % 64 == 0 && kRowsW <= 256 && kBlockM % 32 == 0 && kBlockM <= 128 && kStages >= 2,
                 "moe wgmma2: 64 rows of W per consumer warpgroup, one TMA box per half, an MMA width of 32..128");
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "moe wgmma2: the fragments do not fit a consumer's registers");
-  static_assert((kCluster == 1 || kCluster == 2) && (kRowsW / kCluster) % 8 == 0,
-                "moe wgmma2: clusters of 1 or 2, each CTA's slice of W whole 8-row swizzle atoms");
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
-  const int blocks = *p.num_padded / (kCluster * kBlockM);  // the align kernel pads every expert to kCluster x kBlockM
-  const int first = static_cast<int>(block_x()) / kCluster, stride = moe_grid_x() / kCluster;  // this CTA's cluster
-  const int rank = static_cast<int>(block_x()) % kCluster;  // clusters run along x
+  const int blocks = *p.num_padded / kBlockM;  // the align kernel pads every expert to kBlockM
   const int tiles = blocks * (p.n / kRowsW);   // the host's constraint: kRowsW divides n
   const int k_tiles = p.k / kBlockK;           // split-K 1; k is a positive multiple of 128 (the host's constraints)
   const int w_rows = kHalves * p.n;
@@ -212,23 +204,22 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
   if (tid == kConsumers * 128) prefetch_tensormap(&args.w);
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_bar[s], 1 + 128);                     // the TMA's expect_tx arrival and every producer thread's
-      mbar_init(&empty_bar[s], kConsumers * 4 * kCluster);  // every consumer warp of the cluster reads what it copies
+      mbar_init(&full_bar[s], 1 + 128);          // the TMA's expect_tx arrival and every producer thread's
+      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp reads what the producer copies
     }
     for (int b = 0; b < 2; ++b) mbar_init(&meta_bar[b], kConsumers * 4);  // every consumer warp has stored the tile
     fence_barrier_init();
   }
-  if constexpr (kCluster > 1) cluster_sync();  // every CTA's barriers exist before any multicast or remote arrive
-  else sync_block();
+  sync_block();
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<Regs::kProducer>();
     constexpr int kAhead = kStages - 1;  // a K block's gather is released kAhead K blocks later (moe_release_ahead)
     const int pt = tid - kConsumers * 128;
     int it = 0, released = 0;  // K blocks issued and released by this thread, counted across tiles
     int local = 0;
-    for (int t = first; t < tiles; t += stride, ++local) {
+    for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
       const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
-      const int* const sorted = p.sorted_ids + (block * kCluster + rank) * kBlockM;
+      const int* const sorted = p.sorted_ids + block * kBlockM;
       if (local >= 2) {
         // The consumers free a metadata buffer after storing its tile. Its last K blocks may still wait for this
         // thread's release: if the buffer is not yet free, release every K block first (their copies landed).
@@ -261,17 +252,9 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
         const int k0 = i * kBlockK;
         u8* const sw = base + s * kStageBytes;
         if (pt == 0) {
-          mbar_arrive_expect_tx(&full_bar[s], kWBytes);  // every CTA's slices land here
+          mbar_arrive_expect_tx(&full_bar[s], kWBytes);
 #pragma unroll
-          for (int h = 0; h < kHalves; ++h) {
-            if constexpr (kCluster > 1) {
-              constexpr int kSlice = kRowsW / kCluster;  // this CTA's rows of the tile, for the whole cluster
-              tma_load_2d_multicast(sw + (h * kRowsW + rank * kSlice) * 128, &args.w, k0, expert * w_rows + h * p.n + n0 + rank * kSlice,
-                                    &full_bar[s], static_cast<u16>((1u << kCluster) - 1));
-            } else {
-              tma_load_2d(sw + h * kRowsW * 128, &args.w, k0, expert * w_rows + h * p.n + n0, &full_bar[s]);
-            }
-          }
+          for (int h = 0; h < kHalves; ++h) tma_load_2d(sw + h * kRowsW * 128, &args.w, k0, expert * w_rows + h * p.n + n0, &full_bar[s]);
         }
         gather.copy(sw + kWBytes, s_token_scale[s], a_base, p.a_scale, p.k, kb_count, k0);
         copy_commit();
@@ -288,7 +271,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
     const u64 dw0 = wgmma_desc(base + uwg * 64 * 128), dt0 = wgmma_desc(base + kWBytes);  // stage 0's
     float acc[kHalves][kBlockM / 2], tmp[kHalves][kBlockM / 2];
     int it = 0, local = 0;
-    for (int t = first; t < tiles; t += stride, ++local) {
+    for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
       const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
       const int expert = p.expert_ids[block];
 #pragma unroll
@@ -297,41 +280,25 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
         for (int j = 0; j < kBlockM / 2; ++j) acc[h][j] = 0.f;
       // The warpgroup's 64 rows of each half lie in one 128-row scale block (n0 is a multiple of 64). Each K block's
       // W scales are loaded a K block ahead: the promotion waited on their L2 round trip.
-      const float* w_scale_row[kHalves];
+      // Half h's scales lie h x (n / 128) scale rows after half 0's.
+      const float* const w_scale_row = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (n0 + wg * 64) / 128) * kb_count;
+      const int half_scales = (p.n / 128) * kb_count;
       float w_next[kHalves];
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h) {
-        w_scale_row[h] = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (h * p.n + n0 + wg * 64) / 128) * kb_count;
-        w_next[h] = w_scale_row[h][0];
-      }
-      bool live = true;  // whether this CTA's rows of the tile hold a slot
+      for (int h = 0; h < kHalves; ++h) w_next[h] = w_scale_row[h * half_scales];
       for (int kb = 0; kb < k_tiles; ++kb, ++it) {
         const int s = it % kStages;
         float w_scale[kHalves];
 #pragma unroll
         for (int h = 0; h < kHalves; ++h) {
           w_scale[h] = w_next[h];
-          if (kb + 1 < k_tiles) w_next[h] = w_scale_row[h][kb + 1];
+          if (kb + 1 < k_tiles) w_next[h] = w_scale_row[h * half_scales + kb + 1];
         }
         mbar_wait(&full_bar[s], (it / kStages) & 1);
-        if (kb == 0) {  // the tile's slots are published with its first full stage
-          bool any = false;
-#pragma unroll
-          for (int c = lane; c < kBlockM; c += 32) any |= s_slot[b][c] >= 0;
-          live = __any_sync(0xffffffffu, any);
-        }
         const u64 ds = static_cast<u64>(s * (kStageBytes >> 4));  // stages lie kStageBytes apart (16-byte units)
-        if (live) moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, dw0 + ds, kRowsW * 128 >> 4, dt0 + ds, s_token_scale[s], w_scale, tq);
-        // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them); with
-        // a cluster, in every CTA (each CTA's producer refills its slice of both).
-        if (lane == 0) {
-          if constexpr (kCluster > 1) {
-#pragma unroll
-            for (u32 r = 0; r < kCluster; ++r) mbar_arrive_cluster(&empty_bar[s], r);
-          } else {
-            mbar_arrive(&empty_bar[s]);
-          }
-        }
+        moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, dw0 + ds, kRowsW * 128 >> 4, dt0 + ds, s_token_scale[s], w_scale, tq);
+        // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them).
+        if (lane == 0) mbar_arrive(&empty_bar[s]);
       }
       // The tile's metadata is visible: the producer wrote it before its arrivals on the tile's full stages.
 #pragma unroll
@@ -351,18 +318,16 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
       if (lane == 0) mbar_arrive(&meta_bar[b]);
     }
   }
-  // A CTA stays until the cluster is done: the other still multicasts into it and arrives on its barriers.
-  if constexpr (kCluster > 1) cluster_sync();
 #else
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); a portable body
   // compiles it everywhere: each thread computes its outputs directly, over the same tiles.
   const u8* const w_base = static_cast<const u8*>(p.w);
-  for (int t = first; t < tiles; t += stride) {
+  for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
     const int block = t % blocks, n0 = (t / blocks) * kRowsW;
     const int expert = p.expert_ids[block];
     for (int e = tid; e < kRowsW * kBlockM; e += kThreads) {
       const int r = e / kBlockM, c = e % kBlockM;
-      const int slot = p.sorted_ids[(block * kCluster + rank) * kBlockM + c], ocol = n0 + r;
+      const int slot = p.sorted_ids[block * kBlockM + c], ocol = n0 + r;
       if (slot >= p.rows) continue;
       const int ar = kStage == 1 ? slot / p.topk : slot;
       float acc[2] = {0.f, 0.f};

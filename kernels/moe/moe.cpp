@@ -153,16 +153,14 @@ constexpr WgmmaTile kWgmmaTiles[] = {
   { 128, 32, 256, 256 }, { 128, 64, 128, 128 },
 };
 constexpr int kWgmmaStages[] = {3, 4, 6};
-// wgmma2 (tt::moe_stage_wgmma2): the two wgmma pairings that won rows (sessions 12-13), 96-token tiles, which hold
-// an expert's slots at M 256..384 (session 14), and clusters of 2 CTAs that share each W tile by multicast (session
-// 17: at M 257..512 an expert's two 64-token blocks each read it from L2). Split-K 1: the wgmma configs keep the
-// space's split-K, and its decode tiles.
+// wgmma2 (tt::moe_stage_wgmma2, no clusters): the two wgmma pairings that won rows (sessions 12-13), and 96-token
+// tiles, which hold an expert's slots at M 256..384 (session 14). Split-K 1: the wgmma configs keep the space's
+// split-K, and its decode tiles.
 // NOTE: 96 tokens with 64-row stage-1 CTAs (n1 64) lost 1.3x at M 304..512 (session 16: halving a CTA's rows of W
-// doubles its token tile's L2 reads) and are not in the space.
+// doubles its token tile's L2 reads), and clusters of 2 sharing W by multicast lost at 512 and under skewed routing
+// (session 17); neither is in the space.
 constexpr WgmmaTile kWgmma2Tiles[] = {
   {  32, 32, 256, 128 }, {  64, 64, 128, 256 }, {  96, 96, 128,  64 }, {  96, 96, 128, 128 },
-  // clusters of 2
-  {  64, 32, 256, 128 }, { 128, 64, 128, 256 }, { 128, 64, 128, 128 },
 };
 constexpr int kWgmma2Stages[] = {3, 4};
 constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage
@@ -254,7 +252,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128 && !(v2 && c.warp_m == 96))
       return v2 ? "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128"
                 : "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
-    if (v2 && c.block_m != c.warp_m && c.block_m != 2 * c.warp_m) return "wgmma2: clusters of 1 or 2 CTAs (block_m is warp_m or 2 x warp_m)";
+    if (v2 && c.block_m != c.warp_m) return "wgmma2: no clusters (block_m == warp_m)";
     if (v2 && c.split_k != 1) return "wgmma2: split-K 1 (its persistent grid walks the whole K of each tile)";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";
@@ -354,14 +352,14 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     if (c.math == Math::kWgmma2) {
       add("moe_wgmma2.h",
           "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
-              ", " + std::to_string(c.stages) + ", " + std::to_string(c.cluster()) + ", " + index + ">",
+              ", " + std::to_string(c.stages) + ", " + index + ">",
           "const tt::MoeStageTmaArgs");
       continue;
     }
     if (c.math == Math::kWgmma) {
       add("moe_gemm.h",
           "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
-              ", " + std::to_string(c.stages) + ", " + std::to_string(c.cluster()) + ", " + index + ">",
+              ", " + std::to_string(c.stages) + ", " + index + ">",
           "const tt::MoeStageTmaArgs");
       continue;
     }

@@ -69,8 +69,9 @@ struct Problem {
 /// its rows of W per CTA, warp_m its sorted rows, the MMA width; block_m / warp_m CTAs form a cluster that shares
 /// each W tile by multicast), or (sm_90a, e4m3fn) the 1-stage variant, both GEMMs in one kernel
 /// (tt::moe_fused_wgmma: a CTA per sorted block and 128 columns of inter_dim, block_n1 = block_n2 = 128; for
-/// decode, where its per-slice partials stay small), or (sm_90a, e4m3fn) wgmma2: as wgmma, persistent, with
-/// clusters of at most 2, its producer's gather set up once per CTA, token tiles up to 96 (tt::moe_stage_wgmma2).
+/// decode, where its per-slice partials stay small), or (sm_90a, e4m3fn) wgmma2: as wgmma without clusters
+/// (block_m == warp_m), persistent, its producer's gather set up once per CTA, token tiles up to 96
+/// (tt::moe_stage_wgmma2).
 enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kFused = 3, kWgmma2 = 4 };
 
 struct Config {
@@ -87,7 +88,7 @@ struct Config {
   static constexpr int kWarps = 4;
   int warps_m() const { return block_m / warp_m; }
   /// wgmma: CTAs per cluster along the sorted rows (block_m is the routing's padding, warp_m a CTA's rows).
-  int cluster() const { return math == Math::kWgmma || math == Math::kWgmma2 ? block_m / warp_m : 1; }
+  int cluster() const { return math == Math::kWgmma ? block_m / warp_m : 1; }
   int warps_n() const { return kWarps / warps_m(); }
   /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
   int threads(int stage = 1) const {

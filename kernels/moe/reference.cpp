@@ -282,14 +282,12 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
   if (pl.quant >= 0) quantize(st.hidden, a_q_, a_scale_, p_.m, p_.model_dim);
-  // tt::moe_stage_wgmma2 is persistent: as many CTAs (clusters) as the device holds at once, at most one a tile
-  // (grid x sorted blocks x tiles of W, as launched for a CTA a tile).
+  // tt::moe_stage_wgmma2 is persistent: as many CTAs as the device holds at once, at most one a tile (grid x
+  // sorted blocks x tiles of W, as launched for a CTA a tile).
   const auto persistent = [&](const Module& m, LaunchDims& d) {
-    const unsigned tiles = d.grid[0] * d.grid[1], cluster = d.cluster[0];
-    const int threads = static_cast<int>(d.block[0]), shared = static_cast<int>(d.shared_bytes);
-    const unsigned fit = cluster > 1 ? static_cast<unsigned>(m.resident_clusters(threads, shared, static_cast<int>(cluster))) * cluster
-                                     : static_cast<unsigned>(cu_count_ * m.resident_blocks(threads, shared));
-    d.grid[0] = std::min(tiles, fit);  // both multiples of the cluster
+    const unsigned tiles = d.grid[0] * d.grid[1];
+    const unsigned fit = static_cast<unsigned>(cu_count_ * m.resident_blocks(static_cast<int>(d.block[0]), static_cast<int>(d.shared_bytes)));
+    d.grid[0] = std::min(tiles, fit);
     d.grid[1] = 1;
   };
   const auto reduce = [&] {

@@ -29,7 +29,7 @@ namespace tunetab::nvidia {
   X(cuStreamSynchronize) X(cuStreamDestroy) X(cuStreamQuery) X(cuGetErrorName) X(cuGetErrorString)      \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphInstantiateWithFlags) X(cuGraphLaunch)      \
   X(cuGraphExecDestroy) X(cuGraphDestroy) X(cuTensorMapEncodeTiled) X(cuLaunchKernelEx)              \
-  X(cuCtxGetDevice) X(cuOccupancyMaxActiveBlocksPerMultiprocessor) X(cuOccupancyMaxActiveClusters)
+  X(cuCtxGetDevice) X(cuOccupancyMaxActiveBlocksPerMultiprocessor)
 
 struct Driver {
 #define TUNETAB_DECLARE_FN(name) decltype(&::name) name##_ = nullptr;
@@ -165,25 +165,6 @@ inline CUresult launch_cluster(CUfunction f, const unsigned (&grid)[3], const un
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
   return TUNETAB_CU(cuLaunchKernelEx, &cfg, f, params, nullptr);
-}
-/// cuOccupancyMaxActiveClusters: clusters of `cluster` CTAs along x that the device holds at once.
-inline CUresult max_active_clusters(int* clusters, CUfunction f, unsigned threads, unsigned cluster, unsigned shmem) {
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = cluster;
-  attr.value.clusterDim.y = 1;
-  attr.value.clusterDim.z = 1;
-  CUlaunchConfig cfg{};
-  cfg.gridDimX = cluster;
-  cfg.gridDimY = 1;
-  cfg.gridDimZ = 1;
-  cfg.blockDimX = threads;
-  cfg.blockDimY = 1;
-  cfg.blockDimZ = 1;
-  cfg.sharedMemBytes = shmem;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return TUNETAB_CU(cuOccupancyMaxActiveClusters, clusters, f, &cfg);
 }
 }  // namespace tunetab::nvidia
 inline hipError_t hipFuncGetAttribute(int* v, hipFunction_attribute a, hipFunction_t f) {

@@ -231,18 +231,6 @@ int Module::resident_blocks(int threads, int dynamic_shared) const {
   return n > 0 ? n : 1;
 }
 
-int Module::resident_clusters(int threads, int dynamic_shared, int cluster) const {
-#if defined(TUNETAB_PLATFORM_NVIDIA)
-  int n = 0;
-  TUNETAB_HIP_CHECK(nvidia::max_active_clusters(&n, function_, static_cast<unsigned>(threads), static_cast<unsigned>(cluster),
-                                                static_cast<unsigned>(dynamic_shared)));
-  return n > 0 ? n : 1;
-#else
-  (void)threads, (void)dynamic_shared, (void)cluster;
-  throw Error(ErrorKind::kLaunch, "", nullptr, 0, "thread-block clusters exist only on NVIDIA sm_90 and later");
-#endif
-}
-
 Stream::Stream() { TUNETAB_HIP_CHECK(hipStreamCreate(&stream_)); }
 Stream::~Stream() {
   if (stream_) (void)hipStreamDestroy(stream_);

@@ -128,9 +128,6 @@ class Module {
   /// CTAs of `threads` threads and `dynamic_shared` bytes that fit on one multiprocessor at once (a persistent
   /// grid's size per multiprocessor); at least 1.
   int resident_blocks(int threads, int dynamic_shared) const;
-  /// Clusters of `cluster` such CTAs that the whole device holds at once (NVIDIA sm_90: they fill a GPC's SMs, so
-  /// fewer than SMs / cluster where a GPC's count is odd); at least 1.
-  int resident_clusters(int threads, int dynamic_shared, int cluster) const;
 
  private:
   hipModule_t module_ = nullptr;
