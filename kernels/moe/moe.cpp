@@ -359,7 +359,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     if (c.math == Math::kWgmma) {
       add("moe_gemm.h",
           "tt::moe_stage_wgmma<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
-              ", " + std::to_string(c.stages) + ", " + index + ">",
+              ", " + std::to_string(c.stages) + ", " + std::to_string(c.cluster()) + ", " + index + ">",
           "const tt::MoeStageTmaArgs");
       continue;
     }
