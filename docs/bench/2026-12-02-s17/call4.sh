@@ -49,7 +49,19 @@ PY
 TUNETAB_TIME_MOE="336:$E" timeout 40 ncu --clock-control none -k regex:moe_ -c 6 --section SpeedOfLight .carry_nc/tunetab_gpu_tests --gtest_filter='MoeGpu.TimeConfigs*' > $o/sol_E.txt 2>&1
 echo "sol rc=$? $((SECONDS - t0)) s"
 grep -E "^  void|^  moe|Duration|DRAM Throughput|L2 Cache Throughput" $o/sol_E.txt | sed 's/(Moe[A-Za-z]*Args).*//' | paste - - - - | awk '{$1=$1; print}' | cut -c1-200
-if [ $trc = 0 ] && [ "${TUNE:-0}" = 1 ]; then
+# The tune only if the candidate beat session 16's kernels on the exported M=512 row's config at 304 + 336 + 512.
+better=$(python3 - "$o" <<'PY'
+import re, sys
+s = {}
+for v in ("s16", "nc"):
+    for line in open(f"{sys.argv[1]}/time_{v}.log"):
+        m = re.match(r"TIME m=(304|336|512),.*routing=balanced fp8_m64w64_n128x256_k128_s4_wgmma2_sk1 median_us=([\d.]+)", line)
+        if m: s[v] = s.get(v, 0.0) + float(m[2])
+print(1 if len(s) == 2 and s["nc"] < s["s16"] else 0)
+PY
+)
+echo "candidate faster than session 16 at 304+336+512: $better"
+if [ $trc = 0 ] && [ "${TUNE:-0}" = 1 ] && [ "$better" = 1 ]; then
   left=$(( total - (SECONDS - t0) - 25 ))
   BIN=.carry_nc BUDGET_S=$left bash scripts/tune_profile.sh profiles/glm-5-fp8-ep8-h200.cfg glm5 > "$o/tune_tail.txt" 2>&1
   echo "tune rc=$? $((SECONDS - t0)) s"
