@@ -223,10 +223,13 @@ TEST_F(MoeGpu, FusedVariantMatchesReferenceAtDecodeM) {
 TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
   const Target t = Target::from_arch(facts_.arch);
   // topk = E: every token visits every expert; M = 1..3 with skewed routing over 64 experts leaves most idle.
+  // The last: odd K block counts in both stages (3 and 5), which wgmma2's K-block pairs end with a single one.
   const moe::Problem problems[] = {{1, 256, 256, 8, 8, moe::Quant::kFp8, moe::Routing::kBalanced},
                                    {3, 384, 128, 8, 8, moe::Quant::kBf16, moe::Routing::kSkewed},
                                    {2, 512, 256, 64, 4, moe::Quant::kFp8, moe::Routing::kSkewed},
-                                   {17, 256, 384, 64, 6, moe::Quant::kBf16, moe::Routing::kBalanced}};
+                                   {17, 256, 384, 64, 6, moe::Quant::kBf16, moe::Routing::kBalanced},
+                                   {37, 384, 640, 16, 4, moe::Quant::kFp8, moe::Routing::kSkewed}};
+  int odd_wgmma2 = 0;
   for (const auto& p : problems) {
     moe::Workload w(p, 7, 1, split_ws(p, 4));
     const std::vector<const char*> names = p.quant == moe::Quant::kBf16
@@ -239,7 +242,11 @@ TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
       EXPECT_TRUE(o.cmp.passed) << p.key() << " " << names[i] << ": " << o.cmp.summary();
       EXPECT_FALSE(o.guard) << p.key() << " " << names[i] << ": " << *o.guard;
       EXPECT_TRUE(o.deterministic) << p.key() << " " << names[i];
+      if (c.math == moe::Math::kWgmma2 && p.model_dim == 384) ++odd_wgmma2;
     }
+  }
+  if (facts_.arch == "sm_90a") {
+    EXPECT_GE(odd_wgmma2, 2) << "the odd K block counts ran no wgmma2 config";
   }
 }
 
