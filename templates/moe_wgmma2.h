@@ -174,18 +174,19 @@ __device__ __forceinline__ void moe_group_promote(float (&acc)[kWidth / 2], floa
 #endif
 
 /// A consumer thread's registers in moe_stage_wgmma2: kNeed, its fragments (kHalves x kBlockM / 2, twice) and
-/// ~32 of addresses and indices; kRaised, what it raises its allowance to (setmaxnreg) once the producer warpgroup
-/// has lowered its own to 40, or 0 when the launch's even share (kShare, what every warp holds at entry) suffices.
+/// ~40 of addresses, indices and a K-block pair's W scales; kRaised, what it raises its allowance to (setmaxnreg)
+/// once the producer warpgroup has lowered its own to 40, or 0 when the launch's even share (kShare, what every
+/// warp holds at entry) leaves room to spare (at exactly kNeed ptxas spilled the 64-token stage 1).
 // NOTE: setmaxnreg.inc waits until the CTA's pool (kShare x kThreads registers, as allocated at launch) has them:
 // asking for more than the producer gave up deadlocks (session 14: a producer at 48 hung the 96-token stages).
 // kernels/moe (why_unsupported) counts the same.
 template <int kConsumers, int kHalves, int kBlockM>
 struct MoeWgmma2Regs {
   static constexpr int kProducer = 40;
-  static constexpr int kNeed = kHalves * kBlockM + 32;
+  static constexpr int kNeed = kHalves * kBlockM + 40;
   static constexpr int kShare = 65536 / ((kConsumers + 1) * 128) / 8 * 8;
   static constexpr int kRaised =
-      kNeed <= kShare ? 0 : ((kShare * (kConsumers + 1) - kProducer) * 128 / (kConsumers * 128)) / 8 * 8;
+      kNeed < kShare ? 0 : ((kShare * (kConsumers + 1) - kProducer) * 128 / (kConsumers * 128)) / 8 * 8;
 };
 
 // NOTE: one CTA an SM (minBlocksPerMultiprocessor 1): without it ptxas ignores setmaxnreg ("unable to determine
