@@ -260,11 +260,11 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       return "wgmma: rows of W per CTA in 64-row warpgroups, at most 256";
     if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
       return "wgmma: inter_dim and model_dim must be multiples of the CTA's rows of W";
-    // A consumer thread holds, besides ~32 registers of addresses and indices (wgmma2: ~40), an accumulator and a
-    // K block's product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2). wgmma2's producer warpgroup
-    // lowers its allowance to 40 (setmaxnreg) where the consumers need more than an even share (tt::MoeWgmma2Regs).
+    // A consumer thread holds, besides ~32 registers of addresses and indices, an accumulator and a K block's
+    // product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2). wgmma2's producer warpgroup lowers its
+    // allowance to 40 (setmaxnreg) where the consumers need more than an even share (tt::MoeWgmma2Regs).
     for (int stage : {1, 2}) {
-      const int need = (stage == 1 ? 2 : 1) * c.warp_m + (v2 ? 40 : 32);
+      const int need = (stage == 1 ? 2 : 1) * c.warp_m + 32;
       const int threads = c.threads(stage), consumers = threads / 128 - 1;
       int have = std::min(255, 65536 / threads);
       if (v2 && need > have) {
