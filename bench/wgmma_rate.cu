@@ -1,16 +1,16 @@
 // The fp8 wgmma rate a persistent MoE stage's consumers can reach, without memory: each CTA (one an SM) runs `wgs`
-// consumer warpgroups; each multiplies a K block (four m64nNk32 steps per half, the halves interleaved as
-// moe_mma_kblock_desc issues them) from shared memory filled once with random e4m3 bytes, waits (wgmma_wait<0>)
-// and, with kPromote, promotes the product as the MoE stages do (acc += tmp x (w scale x token scale), the token
-// scales read from shared memory). No producer, no barriers, no global traffic in the loop: the time a K block
-// takes here is what the consumers alone need.
+// consumer warpgroups; with kPromote each runs the stage kernels' own K block (moe_mma_kblock_desc: four m64nNk32
+// steps per half, the halves interleaved, wgmma_wait<0>, then acc += tmp x (w scale x token scale), the token
+// scales read from shared memory) on shared memory filled once with random e4m3 bytes; without, only its MMAs.
+// No producer, no barriers, no global traffic in the loop: the time a K block takes here is what the consumers
+// alone need.
 //   build (device): nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -I templates bench/wgmma_rate.cu -o wr
 //   run: ./wr   (prints one line per variant: us a K block per CTA, and TFLOP/s over 132 SMs)
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#include "moe_wgmma2.h"  // wgmma_fp8 at N = 32, 64, 96, 128, 192
+#include "moe_wgmma2.h"  // moe_mma_kblock_desc; wgmma_fp8 at N = 32, 64, 96, 128, 192
 
 using tt::u64;
 using tt::u8;
@@ -36,31 +36,27 @@ __global__ void __launch_bounds__(kWgs * 128, 1) consumers(const u8* rnd, float*
 #pragma unroll
     for (int j = 0; j < N / 2; ++j) acc[h][j] = 0.f;
   const int tq = lane % 4;
-  const float ws[2] = {0.5f, 0.25f};
+  float ws[kHalves];
+#pragma unroll
+  for (int h = 0; h < kHalves; ++h) ws[h] = 0.5f / (h + 1);
   for (int it = 0; it < iters; ++it) {
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h) tt::fence_operands(tmp[h]);
-    tt::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int h = 0; h < kHalves; ++h) tt::wgmma_fp8<N>(tmp[h], da + h * half + 2 * kk, db + 2 * kk, kk);
-    tt::wgmma_commit();
-    tt::wgmma_wait<0>();
-#pragma unroll
-    for (int h = 0; h < kHalves; ++h) tt::fence_operands(tmp[h]);
     if constexpr (kPromote) {
+      tt::moe_mma_kblock_desc<N, kHalves>(acc, tmp, da, half, db, ts, ws, tq);  // the stage kernels' own K block
+    } else {  // its MMA half alone
 #pragma unroll
-      for (int j = 0; j < N / 8; ++j)
+      for (int h = 0; h < kHalves; ++h) tt::fence_operands(tmp[h]);
+      tt::wgmma_fence();
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float sa = ts[j * 8 + 2 * tq + e % 2];
+      for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-          for (int h = 0; h < kHalves; ++h) acc[h][j * 4 + e] += tmp[h][j * 4 + e] * (ws[h] * sa);
-        }
-    } else {
+        for (int h = 0; h < kHalves; ++h) tt::wgmma_fp8<N>(tmp[h], da + h * half + 2 * kk, db + 2 * kk, kk);
+      tt::wgmma_commit();
+      tt::wgmma_wait<0>();
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h) acc[h][0] += tmp[h][0] + tmp[h][N / 2 - 1];  // keep the products live
+      for (int h = 0; h < kHalves; ++h) {
+        tt::fence_operands(tmp[h]);
+        acc[h][0] += tmp[h][0] + tmp[h][N / 2 - 1];  // keep the products live
+      }
     }
   }
   float s = 0.f;

@@ -223,7 +223,7 @@ TEST_F(MoeGpu, FusedVariantMatchesReferenceAtDecodeM) {
 TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
   const Target t = Target::from_arch(facts_.arch);
   // topk = E: every token visits every expert; M = 1..3 with skewed routing over 64 experts leaves most idle.
-  // The last: odd K block counts in both stages (3 and 5), which wgmma2's K-block pairs end with a single one.
+  // The last: odd K block counts in both stages (3 and 5).
   const moe::Problem problems[] = {{1, 256, 256, 8, 8, moe::Quant::kFp8, moe::Routing::kBalanced},
                                    {3, 384, 128, 8, 8, moe::Quant::kBf16, moe::Routing::kSkewed},
                                    {2, 512, 256, 64, 4, moe::Quant::kFp8, moe::Routing::kSkewed},
