@@ -171,23 +171,30 @@ struct MoeWgmma2Regs {
 // arrivals on full_bar publish them) and the consumers free after their stores (meta_bar). Clusters of 2 that share
 // each W tile by multicast halved stage 1's L2 reads at M=336 and left its time unchanged; they lost 17-34% at 512
 // and under skewed routing, where a cluster's second CTA often holds only padding (session 17, docs/performance.md).
+// A tile holds kTokens sorted rows (the routing's padding), one or two token groups of kBlockM (the MMA width):
+// with two, the tile's W rows are shared by two consumer warpgroups, so a W K block serves twice the tokens for the
+// same registers a thread.
 // No defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kStage, int kBlockM, int kRowsW, int kStages, typename Index>
-__global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2(const TT_GRID_CONSTANT MoeStageTmaArgs args) {
+template <int kStage, int kTokens, int kBlockM, int kRowsW, int kStages, typename Index>
+__global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 + 128)
+    moe_stage_wgmma2(const TT_GRID_CONSTANT MoeStageTmaArgs args) {
   constexpr int kHalves = kStage == 1 ? 2 : 1;
-  constexpr int kConsumers = kRowsW / 64;
+  constexpr int kRowGroups = kRowsW / 64;                       // consumer warpgroups along W
+  constexpr int kConsumers = kRowGroups * (kTokens / kBlockM);  // ... times the token groups
   constexpr int kThreads = kConsumers * 128 + 128;
   constexpr int kBlockK = 128;
   constexpr int kWBytes = kHalves * kRowsW * kBlockK;  // e4m3 rows of 128 bytes
-  constexpr int kStageBytes = kWBytes + kBlockM * kBlockK;
+  constexpr int kStageBytes = kWBytes + kTokens * kBlockK;
   using Regs = MoeWgmma2Regs<kConsumers, kHalves, kBlockM>;
   static_assert(kStage == 1 || kStage == 2, "stage 1 or 2");
   static_assert(kRowsW % 64 == 0 && kRowsW <= 256 && kBlockM % 32 == 0 && kBlockM <= 128 && kStages >= 2,
                 "moe wgmma2: 64 rows of W per consumer warpgroup, one TMA box per half, an MMA width of 32..128");
+  static_assert((kTokens == kBlockM || kTokens == 2 * kBlockM) && kTokens <= 128 && kThreads <= 1024,
+                "moe wgmma2: one or two token groups of kBlockM (the producer's 128 threads gather at most 128 rows)");
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "moe wgmma2: the fragments do not fit a consumer's registers");
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
-  const int blocks = *p.num_padded / kBlockM;  // the align kernel pads every expert to kBlockM
+  const int blocks = *p.num_padded / kTokens;  // the align kernel pads every expert to kTokens
   const int tiles = blocks * (p.n / kRowsW);   // the host's constraint: kRowsW divides n
   const int k_tiles = p.k / kBlockK;           // split-K 1; k is a positive multiple of 128 (the host's constraints)
   const int w_rows = kHalves * p.n;
@@ -196,9 +203,9 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
   __shared__ u64 full_bar[kStages], empty_bar[kStages], meta_bar[2];
-  __shared__ float s_token_scale[kStages][kBlockM];  // each column's 1x128 scale
-  __shared__ int s_slot[2][kBlockM];                 // a tile's slot of each column, -1 for padding
-  __shared__ float s_weight[2][kBlockM];             // stage 2: each column's top-k weight
+  __shared__ float s_token_scale[kStages][kTokens];  // each column's 1x128 scale
+  __shared__ int s_slot[2][kTokens];                 // a tile's slot of each column, -1 for padding
+  __shared__ float s_weight[2][kTokens];             // stage 2: each column's top-k weight
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
   if (tid == kConsumers * 128) prefetch_tensormap(&args.w);
@@ -219,7 +226,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
     int local = 0;
     for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
       const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
-      const int* const sorted = p.sorted_ids + block * kBlockM;
+      const int* const sorted = p.sorted_ids + block * kTokens;
       if (local >= 2) {
         // The consumers free a metadata buffer after storing its tile. Its last K blocks may still wait for this
         // thread's release: if the buffer is not yet free, release every K block first (their copies landed).
@@ -231,14 +238,14 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
           mbar_wait(&meta_bar[b], parity);
         }
       }
-      if (pt < kBlockM) {
+      if (pt < kTokens) {
         const int slot = sorted[pt];
         const bool valid = slot < p.rows;
         s_slot[b][pt] = valid ? slot : -1;
         if constexpr (kStage == 2) s_weight[b][pt] = valid ? p.topk_weights[slot] : 0.f;
       }
       const int expert = p.expert_ids[block];
-      MoeTokenGather<kBlockM, Index> gather;
+      MoeTokenGather<kTokens, Index> gather;
       gather.template init<kStage>(sorted, p.rows, p.topk, pt);
       for (int i = 0; i < k_tiles; ++i, ++it) {
         const int s = it % kStages;
@@ -266,9 +273,13 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int gq = lane / 4, tq = lane % 4;
-    const int r0 = wg * 64 + warp * 16 + gq;  // this lane's rows of W in each half: r0 and r0 + 8
+    // Warpgroup wg multiplies rows wr x 64.. of W (each half) by the tile's kBlockM columns (tokens) from c0.
+    const int wr = wg % kRowGroups, c0 = (wg / kRowGroups) * kBlockM;
+    const int r0 = wr * 64 + warp * 16 + gq;  // this lane's rows of W in each half: r0 and r0 + 8
     const int uwg = __shfl_sync(0xffffffffu, wg, 0);  // the warpgroup, known warp-uniform: descriptors stay uniform
-    const u64 dw0 = wgmma_desc(base + uwg * 64 * 128), dt0 = wgmma_desc(base + kWBytes);  // stage 0's
+    // Both offsets are whole 1 KiB swizzle atoms (kBlockM % 8 == 0).
+    const u64 dw0 = wgmma_desc(base + (uwg % kRowGroups) * 64 * 128),
+              dt0 = wgmma_desc(base + kWBytes + (uwg / kRowGroups) * kBlockM * 128);  // stage 0's
     float acc[kHalves][kBlockM / 2], tmp[kHalves][kBlockM / 2];
     int it = 0, local = 0;
     for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
@@ -281,7 +292,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
       // The warpgroup's 64 rows of each half lie in one 128-row scale block (n0 is a multiple of 64). Each K block's
       // W scales are loaded a K block ahead: the promotion waited on their L2 round trip.
       // Half h's scales lie h x (n / 128) scale rows after half 0's.
-      const float* const w_scale_row = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (n0 + wg * 64) / 128) * kb_count;
+      const float* const w_scale_row = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (n0 + wr * 64) / 128) * kb_count;
       const int half_scales = (p.n / 128) * kb_count;
       float w_next[kHalves];
 #pragma unroll
@@ -296,7 +307,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
         }
         mbar_wait(&full_bar[s], (it / kStages) & 1);
         const u64 ds = static_cast<u64>(s * (kStageBytes >> 4));  // stages lie kStageBytes apart (16-byte units)
-        moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, dw0 + ds, kRowsW * 128 >> 4, dt0 + ds, s_token_scale[s], w_scale, tq);
+        moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, dw0 + ds, kRowsW * 128 >> 4, dt0 + ds, s_token_scale[s] + c0, w_scale, tq);
         // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them).
         if (lane == 0) mbar_arrive(&empty_bar[s]);
       }
@@ -305,7 +316,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
       for (int j = 0; j < kBlockM / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          const int col = j * 8 + 2 * tq + e % 2, ocol = n0 + r0 + (e / 2) * 8, slot = s_slot[b][col];
+          const int col = c0 + j * 8 + 2 * tq + e % 2, ocol = n0 + r0 + (e / 2) * 8, slot = s_slot[b][col];
           if (slot < 0) continue;
           if constexpr (kStage == 1) {
             static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] =
@@ -325,9 +336,9 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * 128 + 128) moe_stage_wgmma2
   for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
     const int block = t % blocks, n0 = (t / blocks) * kRowsW;
     const int expert = p.expert_ids[block];
-    for (int e = tid; e < kRowsW * kBlockM; e += kThreads) {
-      const int r = e / kBlockM, c = e % kBlockM;
-      const int slot = p.sorted_ids[block * kBlockM + c], ocol = n0 + r;
+    for (int e = tid; e < kRowsW * kTokens; e += kThreads) {
+      const int r = e / kTokens, c = e % kTokens;
+      const int slot = p.sorted_ids[block * kTokens + c], ocol = n0 + r;
       if (slot >= p.rows) continue;
       const int ar = kStage == 1 ? slot / p.topk : slot;
       float acc[2] = {0.f, 0.f};

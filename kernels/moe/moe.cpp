@@ -81,7 +81,8 @@ int Config::shared_bytes(int stage) const {
   const int bn = stage == 1 ? block_n1 : block_n2;
   const int halves = stage == 1 ? 2 : 1;
   if (math == Math::kFused) return stage == 1 ? stages * (2 * block_n1 + warp_m) * 128 + warp_m * 128 + 1024 : 0;
-  if (math == Math::kWgmma || math == Math::kWgmma2) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
+  if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
+  if (math == Math::kWgmma2) return stages * (halves * bn + ea * block_m) * 128 + 1024;  // a tile's block_m tokens
   return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
 }
 
@@ -163,6 +164,13 @@ constexpr WgmmaTile kWgmma2Tiles[] = {
   {  32, 32, 256, 128 }, {  64, 64, 128, 256 }, {  96, 96, 128,  64 }, {  96, 96, 128, 128 },
 };
 constexpr int kWgmma2Stages[] = {3, 4};
+// wgmma2 with two token groups (block_m = 2 x warp_m): a consumer warpgroup per 64 rows of W and token group, so the
+// W tile serves block_m tokens for warp_m tokens' registers. 128 tokens by 64 rows of W hold an expert's slots at
+// M 257..512 with W read once from L2; 64 tokens by 64 rows the same at M 129..256. Their stages are 24-32 KB.
+constexpr WgmmaTile kWgmma2GroupTiles[] = {
+  {  64, 32,  64, 128 }, { 128, 64,  64,  64 }, { 128, 64,  64, 128 },
+};
+constexpr int kWgmma2GroupStages[] = {4, 6};
 constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage
 // clang-format on
 }  // namespace
@@ -193,6 +201,9 @@ std::vector<Config> enumerate() {
     if (q == Quant::kFp8)
       for (const WgmmaTile& t : kWgmma2Tiles)
         for (int s : kWgmma2Stages) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma2, 1});
+    if (q == Quant::kFp8)
+      for (const WgmmaTile& t : kWgmma2GroupTiles)
+        for (int s : kWgmma2GroupStages) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma2, 1});
     if (q == Quant::kFp8)
       for (int s : kFusedStages) out.push_back(Config{q, 32, 32, 128, 128, 128, s, Math::kFused, 1});
     // The portable path, a few shapes (it is what AMD targets run today).
@@ -252,7 +263,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128 && !(v2 && c.warp_m == 96))
       return v2 ? "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128"
                 : "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
-    if (v2 && c.block_m != c.warp_m) return "wgmma2: no clusters (block_m == warp_m)";
+    if (v2 && ((c.block_m != c.warp_m && c.block_m != 2 * c.warp_m) || c.block_m > 128))
+      return "wgmma2: block_m (a CTA's tokens, at most 128) is one or two token groups of warp_m; no clusters";
     if (v2 && c.split_k != 1) return "wgmma2: split-K 1 (its persistent grid walks the whole K of each tile)";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";
@@ -266,6 +278,9 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     for (int stage : {1, 2}) {
       const int need = (stage == 1 ? 2 : 1) * c.warp_m + 32;
       const int threads = c.threads(stage), consumers = threads / 128 - 1;
+      if (threads > 1024)
+        return "wgmma: stage " + std::to_string(stage) + " takes " + std::to_string(consumers) + " consumer warpgroups, " +
+               std::to_string(threads) + " threads (at most 1024)";
       int have = std::min(255, 65536 / threads);
       if (v2 && need > have) {
         const int share = 65536 / threads / 8 * 8;  // each warp's registers at launch: the CTA's pool
@@ -277,7 +292,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       // Static shared memory besides the stages: barriers, the tile's rows (wgmma2: two tiles' slots and top-k
       // weights, and their two barriers), the token scales per stage.
       const int rows = v2 ? 4 : 2;
-      const int total = c.shared_bytes(stage) + (2 * c.stages + (v2 ? 2 : 0)) * 8 + rows * c.warp_m * 4 + c.stages * c.warp_m * 4;
+      const int tokens = v2 ? c.block_m : c.warp_m;  // a CTA's
+      const int total = c.shared_bytes(stage) + (2 * c.stages + (v2 ? 2 : 0)) * 8 + rows * tokens * 4 + c.stages * tokens * 4;
       if (t.max_smem_per_block > 0 && total > t.max_smem_per_block)
         return "wgmma: stage " + std::to_string(stage) + " needs " + std::to_string(total) + " B of shared memory, target has " +
                std::to_string(t.max_smem_per_block);
@@ -351,7 +367,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
     if (c.math == Math::kWgmma2) {
       add("moe_wgmma2.h",
-          "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.warp_m) + ", " + std::to_string(bn) +
+          "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.block_m) + ", " + std::to_string(c.warp_m) +
+              ", " + std::to_string(bn) +
               ", " + std::to_string(c.stages) + ", " + index + ">",
           "const tt::MoeStageTmaArgs");
       continue;

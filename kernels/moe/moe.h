@@ -70,8 +70,8 @@ struct Problem {
 /// each W tile by multicast), or (sm_90a, e4m3fn) the 1-stage variant, both GEMMs in one kernel
 /// (tt::moe_fused_wgmma: a CTA per sorted block and 128 columns of inter_dim, block_n1 = block_n2 = 128; for
 /// decode, where its per-slice partials stay small), or (sm_90a, e4m3fn) wgmma2: as wgmma without clusters
-/// (block_m == warp_m), persistent, its producer's gather set up once per CTA, token tiles up to 96
-/// (tt::moe_stage_wgmma2).
+/// (block_m, a CTA's sorted rows, is warp_m or two token groups of warp_m that share each W tile: a consumer warpgroup
+/// per 64 rows of W and token group), persistent, its producer's gather set up once per CTA (tt::moe_stage_wgmma2).
 enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kFused = 3, kWgmma2 = 4 };
 
 struct Config {
@@ -93,7 +93,8 @@ struct Config {
   /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
   int threads(int stage = 1) const {
     if (math == Math::kFused) return 3 * 128;
-    if (math == Math::kWgmma || math == Math::kWgmma2) return ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
+    if (math == Math::kWgmma) return ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
+    if (math == Math::kWgmma2) return ((stage == 1 ? block_n1 : block_n2) / 64) * (block_m / warp_m) * 128 + 128;
     return kWarps * 32;
   }
   /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes (wgmma:

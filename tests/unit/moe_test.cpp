@@ -293,8 +293,8 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_EQ(why(glm(336), wide, sm90), "");
   EXPECT_EQ(wide.shared_bytes(1), 4 * (2 * 128 + 96) * 128 + 1024);
   const auto kw = moe::kernels(wide, 32);
-  EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wgmma2<1, 96, 128, 4, int>");
-  EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 128, 4, int>");
+  EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wgmma2<1, 96, 96, 128, 4, int>");
+  EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 96, 128, 4, int>");
   EXPECT_EQ(kw[3].parameters, "const tt::MoeStageTmaArgs");
   EXPECT_NE(kw[2].source.find("moe_wgmma2.h"), std::string::npos);
   auto wide256 = wide;
@@ -306,6 +306,22 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   auto wide_cluster = wide;
   wide_cluster.block_m = 192;
   EXPECT_NE(why(glm(336), wide_cluster, sm90).find("clusters"), std::string::npos);
+  // Two token groups: block_m tokens a CTA (the routing's padding, the gather, the shared memory), a consumer
+  // warpgroup per 64 rows of W and group of warp_m (the MMA width, the registers).
+  const auto groups = moe::Config::from_name("fp8_m128w64_n64x128_k128_s6_wgmma2_sk1");
+  EXPECT_EQ(std::count(all.begin(), all.end(), groups), 1);
+  EXPECT_EQ(why(glm(336), groups, sm90), "");
+  EXPECT_EQ(groups.threads(1), 2 * 128 + 128);
+  EXPECT_EQ(groups.threads(2), 4 * 128 + 128);
+  EXPECT_EQ(groups.shared_bytes(1), 6 * (2 * 64 + 128) * 128 + 1024);
+  EXPECT_EQ(groups.shared_bytes(2), 6 * (128 + 128) * 128 + 1024);
+  EXPECT_EQ(moe::kernels(groups, 64)[3].name_expression, "tt::moe_stage_wgmma2<2, 128, 64, 128, 6, long long>");
+  auto groups3 = groups;
+  groups3.block_m = 192;
+  EXPECT_NE(why(glm(336), groups3, sm90).find("two token groups"), std::string::npos);
+  auto groups_wide = groups;
+  groups_wide.block_n2 = 256;  // 4 x 2 consumer warpgroups and the producer's: 1152 threads
+  EXPECT_NE(why(glm(336), groups_wide, sm90).find("at most 1024"), std::string::npos);
   // Persistent: its grid walks every tile's whole K, so split-K 1 only; its bf16 stage-2 rows take a reduce of
   // its own, the other kinds keep theirs (and their code keys).
   auto wide_sk2 = wide;
