@@ -53,56 +53,75 @@ __device__ __forceinline__ int moe_grid_x() { return static_cast<int>(gridDim.x)
 #endif
 
 #if TT_HAS_WGMMA
-/// Whether the phase with `parity` has completed, without waiting (acquire when it has).
-__device__ __forceinline__ bool moe_mbar_test(u64* bar, u32 parity) {
-  u32 done;
-  asm volatile(
-      "{\n.reg .pred p;\nmbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(done)
-      : "r"(smem_addr(bar)), "r"(parity)
-      : "memory");
-  return done != 0;
+/// A bulk copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) into shared memory, completing on `bar`
+/// as a TMA load does (its bytes count against the barrier's expect_tx).
+__device__ __forceinline__ void bulk_load(void* smem, const void* gmem, u32 bytes, u64* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(smem)),
+               "l"(gmem), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
 }
 #endif
 
-#if TT_HAS_WGMMA
-/// The producer's token gather, its per-thread part fixed once per CTA: producer thread pt copies 16-byte chunk
-/// g = pt % 8 of rows pt / 8 + 16 i (i < kBlockM / 16) of every K block into the 128-byte swizzled layout (chunk g
-/// of row r at g ^ (r % 8); r % 8 is the same for all of a thread's rows), zero-filled for padding rows, and
-/// (g == 0) each row's 1x128 scale. Only k0 moves from one K block to the next.
-// NOTE: moe_gather_tokens (moe_wgmma.h) recomputes rows, tokens (shared-memory reads) and addresses for every
-// K block: at 96 tokens its ~400 instructions a K block made the producer warpgroup the bound, the consumers
-// waiting on full stages (session 14's source counters). k0 + 128 <= k_end always: k and the splits are
-// multiples of 128 (the host's constraints), so only padding rows are zero-filled.
-template <int kBlockM, typename Index>
-struct MoeTokenGather {
-  static constexpr int kRows = kBlockM / 16;
-  int token[kRows];  // A row (token or slot) of each of this thread's rows, -1 for padding
-  int row0, g, dst0;
-  /// `sorted` is the tile's first sorted row; a sorted id >= rows is padding, and stage 1's A row is the slot's token.
-  template <int kStage>
-  __device__ __forceinline__ void init(const int* sorted, int rows, int topk, int pt) {
-    row0 = pt / 8;
-    g = pt % 8;
-    dst0 = row0 * 128 + ((g ^ (row0 & 7)) << 4);
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const int slot = sorted[row0 + 16 * i];
-      token[i] = slot < rows ? (kStage == 1 ? slot / topk : slot) : -1;
-    }
-  }
-  __device__ __forceinline__ void copy(u8* st, float* scales, const u8* a, const float* a_scale, int k, int kb_count, int k0) const {
-#pragma unroll
-    for (int i = 0; i < kRows; ++i) {
-      const int t = token[i];
-      const bool valid = t >= 0;
-      copy_async<16>(st + dst0 + i * 16 * 128, valid ? a + static_cast<Index>(t) * k + (k0 + g * 16) : a, valid);
-      if (g == 0)
-        copy_async<4>(&scales[row0 + 16 * i], valid ? a_scale + static_cast<Index>(t) * kb_count + k0 / 128 : a_scale, valid);
-    }
-  }
+/// Arguments of moe_stage_wgmma2: the stage's, a tensor map of W as MoeStageTmaArgs's, and one of the stage's input
+/// rows in sorted order (moe_quant_sorted's q: [padded rows, k] bytes, boxes of 128 bytes of K x kTokens rows,
+/// 128-byte swizzled). p.a_scale is their 1x128 scales transposed, [k / 128, scale_ld], so a tile's scales of one
+/// K block are kTokens consecutive floats.
+struct MoeStageTma2Args {
+  MoeStageArgs p;
+  TensorMap w;
+  TensorMap a;
+  int scale_ld;  // a multiple of 4
 };
-#endif
+
+/// The wgmma2 stages' inputs in sorted order, so that their producers copy a tile's tokens by TMA: sorted row
+/// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a), or
+/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. 256 threads, a warp per
+/// (sorted row, 128 columns); the grid covers the routing's worst-case padding.
+struct MoeQuantSortedArgs {
+  const u16* x;           // [source rows, dim] bf16: the hidden states (stage 1) or stage 1's sorted rows (stage 2)
+  const int* sorted_ids;  // the align kernel's
+  const int* num_padded;
+  u8* q;                  // [padded rows, dim] e4m3
+  float* scale;           // [dim / 128, scale_ld]
+  int rows;               // tokens * topk
+  int gather;             // topk (stage 1: x's row is the slot's token), or 0 (stage 2: x is in sorted order)
+  int dim;                // a multiple of 128
+  int scale_ld;
+};
+
+// NOTE: moe_quant_a's arithmetic (moe_route.h), repeated here: an edit to moe_route.h re-keys every MoE verdict.
+template <bool kFnuz, typename Index>
+__global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
+  const int tid = static_cast<int>(thread_x()), lane = tid % 32;
+  const int groups = p.dim / 128;
+  const int g = static_cast<int>(block_x()) * 8 + tid / 32;
+  const int r = g / groups, group = g % groups;
+  if (r >= *p.num_padded) return;
+  const int slot = p.sorted_ids[r];
+  const Index dst = static_cast<Index>(r) * p.dim + group * 128 + lane * 4;
+  if (slot >= p.rows) {  // padding: zero products
+    *reinterpret_cast<u32*>(p.q + dst) = 0u;
+    if (lane == 0) p.scale[static_cast<Index>(group) * p.scale_ld + r] = 1.0f;
+    return;
+  }
+  const int src = p.gather ? slot / p.gather : r;
+  const u32x2 raw = *reinterpret_cast<const u32x2*>(p.x + static_cast<Index>(src) * p.dim + group * 128 + lane * 4);
+  float v[4] = {bits_f32(raw.x << 16), bits_f32(raw.x & 0xffff0000u), bits_f32(raw.y << 16), bits_f32(raw.y & 0xffff0000u)};
+  float amax = 0.f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) amax = bits_f32(f32_bits(v[i]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[i]) & 0x7fffffffu) : amax;
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) {
+    const float o = shfl_xor(amax, m);
+    amax = o > amax ? o : amax;
+  }
+  const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f;
+  u32 packed = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) packed |= f32_to_e4m3<kFnuz>(v[i] / scale) << (8 * i);
+  *reinterpret_cast<u32*>(p.q + dst) = packed;
+  if (lane == 0) p.scale[static_cast<Index>(group) * p.scale_ld + r] = scale;
+}
 
 #if TT_HAS_WGMMA
 /// moe_mma_kblock (moe_wgmma.h) on descriptors set up once per CTA: `dw` is the warpgroup's 64 rows of W in this
@@ -161,14 +180,17 @@ struct MoeWgmma2Regs {
 
 /// moe_stage_wgmma without clusters, for any token width wgmma_fp8 has (32, 64, 96, 128), persistent: the grid (the
 /// multiprocessors' worth of CTAs, split-K 1) walks the tiles, tile t = sorted block t % blocks (fastest: an expert's
-/// blocks share each W tile in L2) x rows of W (t / blocks) * kRowsW. The producer warpgroup copies W by TMA and
-/// gathers the tile's token rows and their scales by cp.async (MoeTokenGather); a consumer warpgroup per 64 rows of W
-/// multiplies each K block (moe_mma_kblock_desc) and promotes it with the block and token scales. The stages' ring and
-/// its phases run on across tiles, so the producer fills the next tile's stages while the consumers store this one's.
+/// blocks share each W tile in L2) x rows of W (t / blocks) * kRowsW. The stage's input rows are in sorted order
+/// (moe_quant_sorted; stage 1 writes its output so), so one producer thread copies each K block's W rows, token rows
+/// and token scales by TMA; a consumer warpgroup per 64 rows of W (and token group) multiplies each K block
+/// (moe_mma_kblock_desc) and promotes it with the block and token scales. The stages' ring and its phases run on
+/// across tiles, so the producer fills the next tile's stages while the consumers store this one's.
 // NOTE: persistent since session 16: a CTA per tile paid the pipeline's fill and the epilogue's stores with nothing
 // in flight, 13 times an SM at M=336's stage 2 (its DRAM throughput 45%, docs/performance.md). A tile's slots and
-// top-k weights live in one of two metadata buffers that the producer fills before the tile's first K block (its
-// arrivals on full_bar publish them) and the consumers free after their stores (meta_bar). Clusters of 2 that share
+// top-k weights live in one of two metadata buffers that the producer warpgroup fills before the tile's first K
+// block (thread 0's arrivals on full_bar publish them) and the consumers free after their stores (meta_bar). Until
+// session 19 the producer gathered the token rows by cp.async from the unsorted inputs: 16 KB a K block of 128-token
+// tiles held their stage 1 to 52% of L2 throughput (docs/performance.md). Clusters of 2 that share
 // each W tile by multicast halved stage 1's L2 reads at M=336 and left its time unchanged; they lost 17-34% at 512
 // and under skewed routing, where a cluster's second CTA often holds only padding (session 17, docs/performance.md).
 // A tile holds kTokens sorted rows (the routing's padding), one or two token groups of kBlockM (the MMA width):
@@ -177,7 +199,7 @@ struct MoeWgmma2Regs {
 // No defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kStage, int kTokens, int kBlockM, int kRowsW, int kStages, typename Index>
 __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 + 128)
-    moe_stage_wgmma2(const TT_GRID_CONSTANT MoeStageTmaArgs args) {
+    moe_stage_wgmma2(const TT_GRID_CONSTANT MoeStageTma2Args args) {
   constexpr int kHalves = kStage == 1 ? 2 : 1;
   constexpr int kRowGroups = kRowsW / 64;                       // consumer warpgroups along W
   constexpr int kConsumers = kRowGroups * (kTokens / kBlockM);  // ... times the token groups
@@ -199,19 +221,21 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const int k_tiles = p.k / kBlockK;           // split-K 1; k is a positive multiple of 128 (the host's constraints)
   const int w_rows = kHalves * p.n;
   const int kb_count = p.k / 128;
-  const u8* const a_base = static_cast<const u8*>(p.a);
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
   __shared__ u64 full_bar[kStages], empty_bar[kStages], meta_bar[2];
-  __shared__ float s_token_scale[kStages][kTokens];  // each column's 1x128 scale
+  __shared__ alignas(16) float s_token_scale[kStages][kTokens];  // each column's 1x128 scale (a bulk copy's)
   __shared__ int s_slot[2][kTokens];                 // a tile's slot of each column, -1 for padding
   __shared__ float s_weight[2][kTokens];             // stage 2: each column's top-k weight
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
-  if (tid == kConsumers * 128) prefetch_tensormap(&args.w);
+  if (tid == kConsumers * 128) {
+    prefetch_tensormap(&args.w);
+    prefetch_tensormap(&args.a);
+  }
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_bar[s], 1 + 128);          // the TMA's expect_tx arrival and every producer thread's
+      mbar_init(&full_bar[s], 1);                // the producer's expect_tx arrival
       mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp reads what the producer copies
     }
     for (int b = 0; b < 2; ++b) mbar_init(&meta_bar[b], kConsumers * 4);  // every consumer warp has stored the tile
@@ -220,56 +244,33 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   sync_block();
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<Regs::kProducer>();
-    constexpr int kAhead = kStages - 1;  // a K block's gather is released kAhead K blocks later (moe_release_ahead)
     const int pt = tid - kConsumers * 128;
-    int it = 0, released = 0;  // K blocks issued and released by this thread, counted across tiles
-    int local = 0;
+    int it = 0, local = 0;  // K blocks issued (thread 0), counted across tiles; this CTA's tiles
     for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
       const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
-      const int* const sorted = p.sorted_ids + block * kTokens;
-      if (local >= 2) {
-        // The consumers free a metadata buffer after storing its tile. Its last K blocks may still wait for this
-        // thread's release: if the buffer is not yet free, release every K block first (their copies landed).
-        const u32 parity = ((local >> 1) - 1) & 1;
-        if (!moe_mbar_test(&meta_bar[b], parity)) {
-          copy_wait<0>();
-          fence_proxy_async();
-          for (; released < it; ++released) mbar_arrive(&full_bar[released % kStages]);
-          mbar_wait(&meta_bar[b], parity);
-        }
-      }
+      if (local >= 2) mbar_wait(&meta_bar[b], ((local >> 1) - 1) & 1);  // the consumers have stored its last tile
       if (pt < kTokens) {
-        const int slot = sorted[pt];
+        const int slot = p.sorted_ids[block * kTokens + pt];
         const bool valid = slot < p.rows;
         s_slot[b][pt] = valid ? slot : -1;
         if constexpr (kStage == 2) s_weight[b][pt] = valid ? p.topk_weights[slot] : 0.f;
       }
-      const int expert = p.expert_ids[block];
-      MoeTokenGather<kTokens, Index> gather;
-      gather.template init<kStage>(sorted, p.rows, p.topk, pt);
-      for (int i = 0; i < k_tiles; ++i, ++it) {
-        const int s = it % kStages;
-        if (it - kAhead >= released) {  // moe_release_ahead, counted across tiles
-          copy_wait<kAhead - 1>();
-          fence_proxy_async();
-          mbar_arrive(&full_bar[released % kStages]);
-          ++released;
-        }
-        if (it >= kStages) mbar_wait(&empty_bar[s], ((it / kStages) - 1) & 1);
-        const int k0 = i * kBlockK;
-        u8* const sw = base + s * kStageBytes;
-        if (pt == 0) {
-          mbar_arrive_expect_tx(&full_bar[s], kWBytes);
+      bar_sync_named(1, 128);  // the tile's metadata, before thread 0's arrivals on its stages publish it
+      if (pt == 0) {
+        const int expert = p.expert_ids[block];
+        for (int i = 0; i < k_tiles; ++i, ++it) {
+          const int s = it % kStages;
+          if (it >= kStages) mbar_wait(&empty_bar[s], ((it / kStages) - 1) & 1);
+          u8* const sw = base + s * kStageBytes;
+          mbar_arrive_expect_tx(&full_bar[s], kWBytes + kTokens * 128 + kTokens * 4);
 #pragma unroll
-          for (int h = 0; h < kHalves; ++h) tma_load_2d(sw + h * kRowsW * 128, &args.w, k0, expert * w_rows + h * p.n + n0, &full_bar[s]);
+          for (int h = 0; h < kHalves; ++h)
+            tma_load_2d(sw + h * kRowsW * 128, &args.w, i * kBlockK, expert * w_rows + h * p.n + n0, &full_bar[s]);
+          tma_load_2d(sw + kWBytes, &args.a, i * kBlockK, block * kTokens, &full_bar[s]);
+          bulk_load(s_token_scale[s], p.a_scale + static_cast<Index>(i) * args.scale_ld + block * kTokens, kTokens * 4, &full_bar[s]);
         }
-        gather.copy(sw + kWBytes, s_token_scale[s], a_base, p.a_scale, p.k, kb_count, k0);
-        copy_commit();
       }
     }
-    copy_wait<0>();
-    fence_proxy_async();
-    for (; released < it; ++released) mbar_arrive(&full_bar[released % kStages]);
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int gq = lane / 4, tq = lane % 4;
@@ -318,8 +319,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
         for (int e = 0; e < 4; ++e) {
           const int col = c0 + j * 8 + 2 * tq + e % 2, ocol = n0 + r0 + (e / 2) * 8, slot = s_slot[b][col];
           if (slot < 0) continue;
-          if constexpr (kStage == 1) {
-            static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] =
+          if constexpr (kStage == 1) {  // in sorted order: stage 2's quant reads it so
+            static_cast<u16*>(p.out)[static_cast<Index>(block * kTokens + col) * p.n + ocol] =
                 f32_to_bf16(silu(acc[0][j * 4 + e]) * acc[kHalves - 1][j * 4 + e]);
           } else {
             static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(s_weight[b][col] * acc[0][j * 4 + e]);
@@ -333,6 +334,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); a portable body
   // compiles it everywhere: each thread computes its outputs directly, over the same tiles.
   const u8* const w_base = static_cast<const u8*>(p.w);
+  const u8* const a_base = static_cast<const u8*>(p.a);
   for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
     const int block = t % blocks, n0 = (t / blocks) * kRowsW;
     const int expert = p.expert_ids[block];
@@ -340,19 +342,19 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
       const int r = e / kTokens, c = e % kTokens;
       const int slot = p.sorted_ids[block * kTokens + c], ocol = n0 + r;
       if (slot >= p.rows) continue;
-      const int ar = kStage == 1 ? slot / p.topk : slot;
+      const int ar = block * kTokens + c;  // the input's sorted row (moe_quant_sorted)
       float acc[2] = {0.f, 0.f};
       for (int h = 0; h < kHalves; ++h) {
         const Index wrow = static_cast<Index>(expert) * w_rows + h * p.n + ocol;
         for (int k = 0; k < p.k; ++k) {
           const float w = e4m3_to_f32<false>(w_base[wrow * p.k + k]) *
                           p.w_scale[(static_cast<Index>(expert) * (w_rows / 128) + (h * p.n + ocol) / 128) * kb_count + k / 128];
-          const float x = e4m3_to_f32<false>(a_base[static_cast<Index>(ar) * p.k + k]) * p.a_scale[static_cast<Index>(ar) * kb_count + k / 128];
+          const float x = e4m3_to_f32<false>(a_base[static_cast<Index>(ar) * p.k + k]) * p.a_scale[static_cast<Index>(k / 128) * args.scale_ld + ar];
           acc[h] += w * x;
         }
       }
       if constexpr (kStage == 1) {
-        static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(silu(acc[0]) * acc[1]);
+        static_cast<u16*>(p.out)[static_cast<Index>(ar) * p.n + ocol] = f32_to_bf16(silu(acc[0]) * acc[1]);
       } else {
         static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(p.topk_weights[slot] * acc[0]);
       }

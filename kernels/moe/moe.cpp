@@ -222,6 +222,8 @@ std::int64_t max_padded_rows(const Problem& p, int block_m) {
 
 std::int64_t max_blocks(const Problem& p, int block_m) { return max_padded_rows(p, block_m) / block_m; }
 
+std::int64_t sorted_scale_ld(const Problem& p, int block_m) { return ceil_div(max_padded_rows(p, block_m), 4) * 4; }
+
 std::int64_t k_per_split(const Problem& p, const Config& c) {
   return ceil_div(ceil_div(p.inter_dim, c.split_k), c.block_k) * c.block_k;
 }
@@ -338,6 +340,12 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
       {"out", p.m * p.model_dim - 1},
       {"sorted_ids", max_padded_rows(p, c.block_m) - 1},
   };
+  if (c.math == Math::kWgmma2) {  // the stages' inputs and stage 1's output by sorted row, their scales transposed
+    const std::int64_t padded = max_padded_rows(p, c.block_m), ld = sorted_scale_ld(p, c.block_m);
+    b.push_back({"a_q (sorted)", padded * p.model_dim - 1});
+    b.push_back({"inter (sorted)", padded * p.inter_dim - 1});
+    b.push_back({"scales (sorted)", (std::max(p.model_dim, p.inter_dim) / 128) * ld - 1});
+  }
   return b;
 }
 
@@ -354,9 +362,11 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     out.push_back(KernelSource{kFamily, std::string("#include \"") + header + "\"\n", std::move(expr), params});
   };
   add("moe_route.h", "tt::moe_align<256>", "tt::MoeAlignArgs");
-  if (fp8(c.quant))
-    add("moe_route.h", std::string("tt::moe_quant_a<") + (c.quant == Quant::kFp8Fnuz ? "true" : "false") + ", " + index + ">",
-        "tt::MoeQuantArgs");
+  const std::string fnuz = c.quant == Quant::kFp8Fnuz ? "true" : "false";
+  if (c.math == Math::kWgmma2)  // its inputs in sorted order, so that its producers copy tokens by TMA
+    add("moe_wgmma2.h", "tt::moe_quant_sorted<" + fnuz + ", " + index + ">", "tt::MoeQuantSortedArgs");
+  else if (fp8(c.quant))
+    add("moe_route.h", "tt::moe_quant_a<" + fnuz + ", " + index + ">", "tt::MoeQuantArgs");
   for (int stage : {1, 2}) {
     if (c.math == Math::kFused) {
       if (stage == 1)
@@ -370,7 +380,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
           "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.block_m) + ", " + std::to_string(c.warp_m) +
               ", " + std::to_string(bn) +
               ", " + std::to_string(c.stages) + ", " + index + ">",
-          "const tt::MoeStageTmaArgs");
+          "const tt::MoeStageTma2Args");
       continue;
     }
     if (c.math == Math::kWgmma) {

@@ -7,6 +7,9 @@
 //   quant    FP8 only, the same kernel again: inter to e4m3 with one fp32 scale per slot per 128 columns
 //   stage 2  inter W2^T times the slot's top-k weight -> y [splits, tokens * topk, model_dim] fp32
 //   reduce   out[t] = sum over k (and splits) of y[t * topk + k], bf16: a fixed order, so deterministic
+// wgmma2 (sm_90a FP8) quantizes both stages' inputs into sorted order instead (moe_quant_sorted: the hidden states
+// gathered by slot, padding rows zero, scales transposed), and its stage 1 writes inter by sorted row, so that its
+// stages copy their tokens by TMA; stage 2's output is by slot, as above (bf16), for the reduce.
 // The 1-stage variant (Math::kFused, sm_90a FP8, decode) launches align, quant, one kernel for stage 1, the
 // intermediate's quantization and stage 2 (partials per 128 columns of inter_dim as the splits), and reduce.
 // FP8: weights e4m3 with one scale per 128x128 block; both stages' activations e4m3 per 1x128: stage 1's
@@ -119,6 +122,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
 /// Upper bounds of the routing layout for any routing: sorted rows and blocks after padding.
 std::int64_t max_padded_rows(const Problem& p, int block_m);
 std::int64_t max_blocks(const Problem& p, int block_m);
+/// wgmma2: the row stride of its inputs' transposed scales ([dim / 128, stride] fp32): the padded rows, rounded up to 4.
+std::int64_t sorted_scale_ld(const Problem& p, int block_m);
 /// Stage 2's K per split: inter_dim split evenly into multiples of block_k.
 std::int64_t k_per_split(const Problem& p, const Config& c);
 /// Planes of the split workspace that the reduce sums: split_k, or (fused) one per 128 columns of inter_dim.

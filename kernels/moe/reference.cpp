@@ -159,6 +159,15 @@ struct QuantArgs {
   float* scale;
   int tokens, dim;
 };
+// NOTE: mirrors tt::MoeQuantSortedArgs (moe_wgmma2.h).
+struct QuantSortedArgs {
+  const void* x;
+  const int* sorted_ids;
+  const int* num_padded;
+  void* q;
+  float* scale;
+  int rows, gather, dim, scale_ld;
+};
 struct StageArgs {
   const void* a;
   const float* a_scale;
@@ -218,8 +227,6 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     upload(w2_, h_.w2q.data(), h_.w2q.size());
     upload(w1s_, h_.w1s.data(), h_.w1s.size() * 4);
     upload(w2s_, h_.w2s.data(), h_.w2s.size() * 4);
-    a_q_ = DeviceBuffer(static_cast<std::size_t>(p.m * p.model_dim), guard);
-    a_scale_ = DeviceBuffer(static_cast<std::size_t>(p.m * (p.model_dim / 128)) * 4, guard);
   } else {
     upload(w1_, h_.w1.data(), h_.w1.size() * 2);
     upload(w2_, h_.w2.data(), h_.w2.size() * 2);
@@ -231,12 +238,20 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     blocks = std::max(blocks, max_blocks(p, bm));
   }
   sorted_ = DeviceBuffer(static_cast<std::size_t>(padded) * 4, guard);
+  // The stages' inputs: by token (or slot), or (wgmma2) by sorted row with their scales transposed; the padded rows
+  // are at least the slots (and tokens), their scales' row stride at least as many.
+  const auto input_rows = static_cast<std::size_t>(padded);
+  const auto scale_cols = static_cast<std::size_t>(ceil_div(padded, 4) * 4);
+  if (fp8(p.quant)) {
+    a_q_ = DeviceBuffer(input_rows * static_cast<std::size_t>(p.model_dim), guard);
+    a_scale_ = DeviceBuffer(scale_cols * static_cast<std::size_t>(p.model_dim / 128) * 4, guard);
+  }
   expert_ids_ = DeviceBuffer(static_cast<std::size_t>(blocks) * 4, guard);
   num_padded_ = DeviceBuffer(4, 64 << 10);
-  inter_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim) * 2, guard);
+  inter_ = DeviceBuffer(input_rows * static_cast<std::size_t>(p.inter_dim) * 2, guard);
   if (fp8(p.quant)) {
-    inter_q_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim), guard);
-    inter_scale_ = DeviceBuffer(rows * static_cast<std::size_t>(p.inter_dim / 128) * 4, guard);
+    inter_q_ = DeviceBuffer(input_rows * static_cast<std::size_t>(p.inter_dim), guard);
+    inter_scale_ = DeviceBuffer(scale_cols * static_cast<std::size_t>(p.inter_dim / 128) * 4, guard);
   }
   y_ = DeviceBuffer(std::max(workspace_bytes, rows * static_cast<std::size_t>(p.model_dim) * 4), guard);
   // NOTE: copies above run on the default stream; launches use a non-blocking stream.
@@ -281,7 +296,24 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
-  if (pl.quant >= 0) quantize(st.hidden, a_q_, a_scale_, p_.m, p_.model_dim);
+  // wgmma2: the stages' inputs quantized into sorted order (padding rows zero), their scales transposed
+  // ([dim / 128, ld]); stage 1 reads the hidden states gathered (row = slot / topk), stage 2 its sorted output.
+  const bool sorted_inputs = c.math == Math::kWgmma2;
+  const std::int64_t padded = max_padded_rows(p_, c.block_m);
+  const int ld = static_cast<int>(sorted_scale_ld(p_, c.block_m));
+  auto quantize_sorted = [&](const DeviceBuffer& x, DeviceBuffer& q, DeviceBuffer& scale, int gather, std::int64_t dim) {
+    QuantSortedArgs a{x.get(), static_cast<const int*>(sorted_.get()), static_cast<const int*>(num_padded_.get()), q.get(),
+                      static_cast<float*>(scale.get()), rows, gather, static_cast<int>(dim), ld};
+    void* params[] = {&a};
+    LaunchDims d;
+    d.grid[0] = static_cast<unsigned>(ceil_div(padded * (dim / 128), 8));  // the worst-case padding; the rest return
+    d.block[0] = 256;
+    tunetab::launch(*pipeline[pl.quant], d, s, params);
+  };
+  if (sorted_inputs)
+    quantize_sorted(st.hidden, a_q_, a_scale_, static_cast<int>(p_.topk), p_.model_dim);
+  else if (pl.quant >= 0)
+    quantize(st.hidden, a_q_, a_scale_, p_.m, p_.model_dim);
   // tt::moe_stage_wgmma2 is persistent: as many CTAs as the device holds at once, at most one a tile (grid x
   // sorted blocks x tiles of W, as launched for a CTA a tile).
   const auto persistent = [&](const Module& m, LaunchDims& d) {
@@ -349,14 +381,24 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     StageArgs p;
     TensorMap w;
   } t1, t2;
+  // NOTE: mirrors tt::MoeStageTma2Args: wgmma2 also takes its input rows (sorted) as [padded rows, k] bytes by TMA,
+  // in boxes of 128 bytes of K x block_m rows.
+  struct Tma2Args {
+    StageArgs p;
+    TensorMap w;
+    TensorMap a;
+    int scale_ld;
+  } u1, u2;
   const bool tma = c.math == Math::kWgmma || c.math == Math::kWgmma2;
   if (tma) {
     t1.p = s1;
     t1.w = tensor_map_2d(w1_.get(), 1, p_.model_dim, p_.experts * 2 * p_.inter_dim, p_.model_dim, 128,
                          c.block_n1 / c.cluster());
   }
+  if (sorted_inputs)
+    u1 = Tma2Args{s1, t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.block_m), ld};
   {
-    void* params[] = {tma ? static_cast<void*>(&t1) : static_cast<void*>(&s1)};
+    void* params[] = {sorted_inputs ? static_cast<void*>(&u1) : tma ? static_cast<void*>(&t1) : static_cast<void*>(&s1)};
     LaunchDims d;
     d.grid[0] = static_cast<unsigned>(ceil_div(p_.inter_dim, c.block_n1));
     d.grid[1] = blocks * static_cast<unsigned>(c.cluster());
@@ -367,7 +409,10 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     if (c.math == Math::kWgmma2) persistent(*pipeline[pl.stage1], d);
     tunetab::launch(*pipeline[pl.stage1], d, s, params);
   }
-  if (pl.quant >= 0) quantize(inter_, inter_q_, inter_scale_, p_.rows(), p_.inter_dim);
+  if (sorted_inputs)
+    quantize_sorted(inter_, inter_q_, inter_scale_, 0, p_.inter_dim);
+  else if (pl.quant >= 0)
+    quantize(inter_, inter_q_, inter_scale_, p_.rows(), p_.inter_dim);
   StageArgs s2 = s1;
   s2.a = pl.quant >= 0 ? inter_q_.get() : inter_.get();
   s2.a_scale = static_cast<const float*>(inter_scale_.get());
@@ -382,8 +427,10 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     t2.w = tensor_map_2d(w2_.get(), 1, p_.inter_dim, p_.experts * p_.model_dim, p_.inter_dim, 128,
                          c.block_n2 / c.cluster());
   }
+  if (sorted_inputs)
+    u2 = Tma2Args{s2, t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld};
   {
-    void* params[] = {tma ? static_cast<void*>(&t2) : static_cast<void*>(&s2)};
+    void* params[] = {sorted_inputs ? static_cast<void*>(&u2) : tma ? static_cast<void*>(&t2) : static_cast<void*>(&s2)};
     LaunchDims d;
     d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, c.block_n2));
     d.grid[1] = blocks * static_cast<unsigned>(c.cluster());

@@ -295,8 +295,20 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   const auto kw = moe::kernels(wide, 32);
   EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wgmma2<1, 96, 96, 128, 4, int>");
   EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 96, 128, 4, int>");
-  EXPECT_EQ(kw[3].parameters, "const tt::MoeStageTmaArgs");
+  EXPECT_EQ(kw[3].parameters, "const tt::MoeStageTma2Args");
   EXPECT_NE(kw[2].source.find("moe_wgmma2.h"), std::string::npos);
+  // Its inputs quantized into sorted order (its producers copy tokens by TMA), by its own header's kernel.
+  EXPECT_EQ(kw[1].name_expression, "tt::moe_quant_sorted<false, int>");
+  EXPECT_EQ(kw[1].parameters, "tt::MoeQuantSortedArgs");
+  EXPECT_NE(kw[1].source.find("moe_wgmma2.h"), std::string::npos);
+  EXPECT_EQ(moe::kernels(c, 32)[1].name_expression, "tt::moe_quant_a<false, int>");
+  // Its sorted inputs hold the worst-case padding: the index width counts them (and their transposed scales).
+  const auto bounds = moe::index_bounds(glm(336), wide);
+  const auto sorted_a = std::find_if(bounds.begin(), bounds.end(), [](const auto& b) { return b.buffer == "a_q (sorted)"; });
+  ASSERT_NE(sorted_a, bounds.end());
+  EXPECT_EQ(sorted_a->max_offset, moe::max_padded_rows(glm(336), 96) * 6144 - 1);
+  EXPECT_EQ(moe::sorted_scale_ld(glm(336), 96) % 4, 0);
+  EXPECT_GE(moe::sorted_scale_ld(glm(336), 96), moe::max_padded_rows(glm(336), 96));
   auto wide256 = wide;
   wide256.block_n2 = 256;
   EXPECT_NE(why(glm(336), wide256, sm90).find("registers"), std::string::npos);
