@@ -1,14 +1,15 @@
 // Fused MoE on sm_90a, the second wgmma stage kernel (Math::kWgmma2): moe_stage_wgmma (moe_gemm.h) without
-// clusters, with two changes measured on the H200 (docs/performance.md, session 14):
-//  - the producer's token gather is fixed per thread once per CTA (MoeTokenGather): moe_gather_tokens recomputes
-//    rows, tokens and addresses every K block, and that made the producer the bound of wider token tiles;
+// clusters, with changes measured on the H200 (docs/performance.md):
+//  - its inputs quantized into sorted order (moe_quant_sorted), so one producer thread copies a tile's tokens by TMA
+//    (session 19); the cp.async gathers before it (moe_gather_tokens, then a per-thread gather) bound wider tiles;
 //  - token tiles of 96 (m64n96k32), whose stage 1 needs 2 x 96 fp32 of fragments a consumer thread, more than 384
 //    threads' even share: the producer warpgroup gives its registers up (setmaxnreg), as gemm_fp8_blockscale_tma's.
-//    At ~70-100 slots an expert (M 256..384 at 32 experts, top-8) one tile holds an expert's tokens.
+//    At ~70-100 slots an expert (M 256..384 at 32 experts, top-8) one tile holds an expert's tokens;
+//  - persistent CTAs, and one or two token groups a CTA (below).
 // NOTE: a header of its own, so that the kernels that include tt_async.h, moe_wgmma.h and moe_gemm.h keep their code
 // keys, and the tuning verdicts stored against them. Device-only; no std::.
 #pragma once
-#include "moe_gemm.h"  // MoeStageTmaArgs; moe_wgmma.h's gather, release and K-block MMA
+#include "moe_gemm.h"  // MoeStageArgs, wgmma_fp8, fence_operands, the barriers and TMA (tt_async.h)
 
 namespace tt {
 
@@ -212,7 +213,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   static_assert(kRowsW % 64 == 0 && kRowsW <= 256 && kBlockM % 32 == 0 && kBlockM <= 128 && kStages >= 2,
                 "moe wgmma2: 64 rows of W per consumer warpgroup, one TMA box per half, an MMA width of 32..128");
   static_assert((kTokens == kBlockM || kTokens == 2 * kBlockM) && kTokens <= 128 && kThreads <= 1024,
-                "moe wgmma2: one or two token groups of kBlockM (the producer's 128 threads gather at most 128 rows)");
+                "moe wgmma2: one or two token groups of kBlockM (the producer's 128 threads write at most 128 rows' metadata)");
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "moe wgmma2: the fragments do not fit a consumer's registers");
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());

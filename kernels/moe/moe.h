@@ -74,7 +74,8 @@ struct Problem {
 /// (tt::moe_fused_wgmma: a CTA per sorted block and 128 columns of inter_dim, block_n1 = block_n2 = 128; for
 /// decode, where its per-slice partials stay small), or (sm_90a, e4m3fn) wgmma2: as wgmma without clusters
 /// (block_m, a CTA's sorted rows, is warp_m or two token groups of warp_m that share each W tile: a consumer warpgroup
-/// per 64 rows of W and token group), persistent, its producer's gather set up once per CTA (tt::moe_stage_wgmma2).
+/// per 64 rows of W and token group), persistent, its inputs in sorted order so that its producer copies tokens by TMA
+/// (tt::moe_stage_wgmma2).
 enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kFused = 3, kWgmma2 = 4 };
 
 struct Config {
