@@ -188,8 +188,8 @@ struct MoeWgmma2Regs {
 /// across tiles, so the producer fills the next tile's stages while the consumers store this one's.
 // NOTE: persistent since session 16: a CTA per tile paid the pipeline's fill and the epilogue's stores with nothing
 // in flight, 13 times an SM at M=336's stage 2 (its DRAM throughput 45%, docs/performance.md). A tile's slots and
-// top-k weights live in one of two metadata buffers that the producer warpgroup fills before the tile's first K
-// block (thread 0's arrivals on full_bar publish them) and the consumers free after their stores (meta_bar). Until
+// top-k weights live in one of two metadata buffers that the producer's warps 1-3 fill (meta_full) and the consumers
+// free after their stores (meta_empty); thread 0, which issues the copies, never waits on their loads. Until
 // session 19 the producer gathered the token rows by cp.async from the unsorted inputs: 16 KB a K block of 128-token
 // tiles held their stage 1 to 52% of L2 throughput (docs/performance.md). Clusters of 2 that share
 // each W tile by multicast halved stage 1's L2 reads at M=336 and left its time unchanged; they lost 17-34% at 512
@@ -224,7 +224,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const int kb_count = p.k / 128;
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
-  __shared__ u64 full_bar[kStages], empty_bar[kStages], meta_bar[2];
+  __shared__ u64 full_bar[kStages], empty_bar[kStages], meta_full[2], meta_empty[2];
   __shared__ alignas(16) float s_token_scale[kStages][kTokens];  // each column's 1x128 scale (a bulk copy's)
   __shared__ int s_slot[2][kTokens];                 // a tile's slot of each column, -1 for padding
   __shared__ float s_weight[2][kTokens];             // stage 2: each column's top-k weight
@@ -239,25 +239,20 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
       mbar_init(&full_bar[s], 1);                // the producer's expect_tx arrival
       mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp reads what the producer copies
     }
-    for (int b = 0; b < 2; ++b) mbar_init(&meta_bar[b], kConsumers * 4);  // every consumer warp has stored the tile
+    for (int b = 0; b < 2; ++b) {
+      mbar_init(&meta_full[b], 96);               // the producer's warps 1-3 have written a tile's metadata
+      mbar_init(&meta_empty[b], kConsumers * 4);  // every consumer warp has stored the tile
+    }
     fence_barrier_init();
   }
   sync_block();
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<Regs::kProducer>();
     const int pt = tid - kConsumers * 128;
-    int it = 0, local = 0;  // K blocks issued (thread 0), counted across tiles; this CTA's tiles
-    for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
-      const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
-      if (local >= 2) mbar_wait(&meta_bar[b], ((local >> 1) - 1) & 1);  // the consumers have stored its last tile
-      if (pt < kTokens) {
-        const int slot = p.sorted_ids[block * kTokens + pt];
-        const bool valid = slot < p.rows;
-        s_slot[b][pt] = valid ? slot : -1;
-        if constexpr (kStage == 2) s_weight[b][pt] = valid ? p.topk_weights[slot] : 0.f;
-      }
-      bar_sync_named(1, 128);  // the tile's metadata, before thread 0's arrivals on its stages publish it
-      if (pt == 0) {
+    if (pt == 0) {  // every K block's copies, never waiting on a tile's metadata
+      int it = 0;   // K blocks issued, counted across tiles
+      for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
+        const int block = t % blocks, n0 = (t / blocks) * kRowsW;
         const int expert = p.expert_ids[block];
         for (int i = 0; i < k_tiles; ++i, ++it) {
           const int s = it % kStages;
@@ -270,6 +265,19 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
           tma_load_2d(sw + kWBytes, &args.a, i * kBlockK, block * kTokens, &full_bar[s]);
           bulk_load(s_token_scale[s], p.a_scale + static_cast<Index>(i) * args.scale_ld + block * kTokens, kTokens * 4, &full_bar[s]);
         }
+      }
+    } else if (pt >= 32) {  // warps 1-3: each tile's slots and top-k weights, into a buffer the consumers have freed
+      int local = 0;
+      for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
+        const int block = t % blocks, b = local & 1;
+        if (local >= 2) mbar_wait(&meta_empty[b], ((local >> 1) - 1) & 1);
+        for (int r = pt - 32; r < kTokens; r += 96) {
+          const int slot = p.sorted_ids[block * kTokens + r];
+          const bool valid = slot < p.rows;
+          s_slot[b][r] = valid ? slot : -1;
+          if constexpr (kStage == 2) s_weight[b][r] = valid ? p.topk_weights[slot] : 0.f;
+        }
+        mbar_arrive(&meta_full[b]);
       }
     }
   } else {
@@ -313,7 +321,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
         // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them).
         if (lane == 0) mbar_arrive(&empty_bar[s]);
       }
-      // The tile's metadata is visible: the producer wrote it before its arrivals on the tile's full stages.
+      mbar_wait(&meta_full[b], (local >> 1) & 1);  // the tile's metadata
 #pragma unroll
       for (int j = 0; j < kBlockM / 8; ++j)
 #pragma unroll
@@ -328,7 +336,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
           }
         }
       __syncwarp();
-      if (lane == 0) mbar_arrive(&meta_bar[b]);
+      if (lane == 0) mbar_arrive(&meta_empty[b]);
     }
   }
 #else
