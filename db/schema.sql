@@ -111,3 +111,8 @@ CREATE TABLE coverage (
   UNIQUE (device_id, problem_id, config_id, tunetab_version, domain)
 );
 CREATE INDEX coverage_by_problem ON coverage (device_id, problem_id, disposition);
+-- @migration 3
+-- A row's choice by its time over the Ms it serves: each final candidate's median at a sample of the row's served
+-- Ms (JSON [M, ...], the row's own M included) and their mean, NULL when a sampled M does not support the config.
+ALTER TABLE results ADD COLUMN served_us REAL;
+ALTER TABLE results ADD COLUMN served_ms TEXT NOT NULL DEFAULT '';

@@ -1,5 +1,7 @@
 #include "db/store.h"
 
+#include <algorithm>
+#include <limits>
 #include <sqlite3.h>
 
 #include <string_view>
@@ -94,7 +96,7 @@ std::vector<Migration> migrations() {
 
 const char* kResultColumns =
     "run_id, device_id, problem_id, config_id, disposition, detail, code_key, index_bits, rel_l2, max_abs, err_ratio, "
-    "median_us, min_us, spread, iterations, timing_phase, tflops, bw_gbs, tolerance, proof_m";
+    "median_us, min_us, spread, iterations, timing_phase, tflops, bw_gbs, tolerance, proof_m, served_us, served_ms";
 
 ResultRecord read_result(const Statement& s, int c0) {
   ResultRecord r;
@@ -118,6 +120,8 @@ ResultRecord read_result(const Statement& s, int c0) {
   r.bw_gbs = s.opt_f64(c0 + 17);
   r.tolerance = s.text(c0 + 18);
   r.proof_m = s.opt_i64(c0 + 19);
+  r.served_us = s.opt_f64(c0 + 20);
+  r.served_ms = s.text(c0 + 21);
   return r;
 }
 
@@ -321,10 +325,11 @@ std::optional<ResultRecord> Store::find_result(std::int64_t device_id, std::int6
 
 void Store::put_result(const ResultRecord& r, const std::string& version) {
   Statement s(db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
-                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(r.run_id).bind(r.device_id).bind(r.problem_id).bind(r.config_id).bind(to_string(r.disposition)).bind(r.detail)
       .bind(r.code_key).bind(r.index_bits).bind(r.rel_l2).bind(r.max_abs).bind(r.err_ratio).bind(r.median_us)
-      .bind(r.min_us).bind(r.spread).bind(r.iterations).bind(r.timing_phase).bind(r.tflops).bind(r.bw_gbs).bind(r.tolerance).bind(r.proof_m).bind(version);
+      .bind(r.min_us).bind(r.spread).bind(r.iterations).bind(r.timing_phase).bind(r.tflops).bind(r.bw_gbs).bind(r.tolerance).bind(r.proof_m)
+      .bind(r.served_us).bind(r.served_ms).bind(version);
   s.step();
 }
 
@@ -338,21 +343,39 @@ std::vector<ResultRecord> Store::passed_results(std::int64_t device_id, std::int
   return out;
 }
 
+void rank_row(std::vector<ResultRecord>& passed) {
+  bool all_served = false;
+  for (const auto& r : passed)
+    if (r.timing_phase == "final") {
+      if (r.served_ms.empty()) {
+        all_served = false;
+        break;
+      }
+      all_served = true;
+    }
+  const auto key = [&](const ResultRecord& r) {
+    if (r.timing_phase == "final" && all_served)
+      return r.served_us ? *r.served_us : std::numeric_limits<double>::infinity();
+    return r.median_us.value_or(std::numeric_limits<double>::infinity());
+  };
+  std::stable_sort(passed.begin(), passed.end(), [&](const ResultRecord& a, const ResultRecord& b) {
+    if ((a.timing_phase == "final") != (b.timing_phase == "final")) return a.timing_phase == "final";
+    return key(a) < key(b);
+  });
+}
+
 std::vector<BestRow> Store::best_results(const std::string& family) {
-  // Fastest passing result per (device, problem); final (re-timed) results rank ahead of screening ones.
+  // The best passing result per (device, problem), as rank_row ranks them.
   Statement s(db_,
               "SELECT p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, "
               "d.l2_bytes, d.driver_version, d.runtime_version, d.compiler_version, "
               "r.run_id, r.device_id, r.problem_id, r.config_id, r.disposition, r.detail, r.code_key, r.index_bits, "
-              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, r.bw_gbs, r.tolerance, r.proof_m "
-              "FROM results r JOIN problems p ON p.id = r.problem_id JOIN configs c ON c.id = r.config_id "
+              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, r.bw_gbs, r.tolerance, r.proof_m, "
+              "r.served_us, r.served_ms FROM results r JOIN problems p ON p.id = r.problem_id JOIN configs c ON c.id = r.config_id "
               "JOIN devices d ON d.id = r.device_id "
-              "WHERE p.family = ? AND r.disposition = 'passed' AND r.id = ("
-              "  SELECT r2.id FROM results r2 WHERE r2.device_id = r.device_id AND r2.problem_id = r.problem_id "
-              "  AND r2.disposition = 'passed' ORDER BY (r2.timing_phase = 'final') DESC, r2.median_us ASC LIMIT 1) "
-              "ORDER BY d.id, p.id");
+              "WHERE p.family = ? AND r.disposition = 'passed' ORDER BY d.id, p.id, r.id");
   s.bind(family);
-  std::vector<BestRow> out;
+  std::vector<BestRow> all;
   while (s.step()) {
     BestRow b;
     b.family = s.text(0);
@@ -363,7 +386,23 @@ std::vector<BestRow> Store::best_results(const std::string& family) {
                             static_cast<int>(s.i64(8)), static_cast<int>(s.i64(9)), static_cast<int>(s.i64(10)),
                             static_cast<int>(s.i64(11)), s.text(12)};
     b.result = read_result(s, 13);
-    out.push_back(std::move(b));
+    all.push_back(std::move(b));
+  }
+  std::vector<BestRow> out;
+  for (std::size_t i = 0; i < all.size();) {
+    std::size_t j = i;
+    std::vector<ResultRecord> row;
+    for (; j < all.size() && all[j].result.device_id == all[i].result.device_id &&
+           all[j].result.problem_id == all[i].result.problem_id;
+         ++j)
+      row.push_back(all[j].result);
+    rank_row(row);
+    for (std::size_t k = i; k < j; ++k)
+      if (all[k].result.config_id == row.front().config_id && all[k].result.run_id == row.front().run_id) {
+        out.push_back(std::move(all[k]));
+        break;
+      }
+    i = j;
   }
   return out;
 }
@@ -393,7 +432,7 @@ std::vector<BestRow> Store::covered_results(const std::string& family) {
               "d.l2_bytes, d.driver_version, d.runtime_version, d.compiler_version, "
               "r.run_id, r.device_id, r.problem_id, r.config_id, r.disposition, r.detail, r.code_key, r.index_bits, "
               "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, "
-              "r.bw_gbs, r.tolerance, r.proof_m, "
+              "r.bw_gbs, r.tolerance, r.proof_m, r.served_us, r.served_ms, "
               "v.run_id, v.device_id, v.problem_id, v.config_id, v.domain, v.disposition, v.detail, v.failed_m, v.ms_checked, "
               "v.served, v.sampled, v.every_m_limit, v.index_bits, v.proof_m, v.index_bounds, v.tolerance, v.code_key, "
               "v.code_hash, v.rel_l2, v.max_abs, v.err_ratio "
@@ -419,7 +458,7 @@ std::vector<BestRow> Store::covered_results(const std::string& family) {
                             static_cast<int>(s.i64(8)), static_cast<int>(s.i64(9)), static_cast<int>(s.i64(10)),
                             static_cast<int>(s.i64(11)), s.text(12)};
     b.result = read_result(s, 13);
-    b.coverage = read_coverage(s, 33);
+    b.coverage = read_coverage(s, 35);
     out.push_back(std::move(b));
   }
   return out;

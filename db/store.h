@@ -38,6 +38,10 @@ struct ResultRecord {
   std::string timing_phase;  // "screen" or "final"
   std::string tolerance;     // ToleranceSpec::to_json() the result was judged by
   std::optional<std::int64_t> proof_m;  // the M index_bits was proven for (the bucket's largest)
+  // Final results: the median at each of a sample of the Ms the row serves (served_ms, JSON [M, ...], the row's M
+  // included), averaged: what the row's choice ranks by. NULL with served_ms set: a sampled M does not support it.
+  std::optional<double> served_us;
+  std::string served_ms;
 };
 
 /// Coverage validation of one (device, problem, config) over the Ms its row serves under one domain
@@ -67,6 +71,12 @@ struct BestRow {
   ResultRecord result;
   std::optional<CoverageRecord> coverage;  // covered_results(): the coverage that admitted the row
 };
+
+/// Ranks one row's passing results, best first: final (re-timed) results ahead of screening ones; the finals by
+/// their mean over the served sample (served_us; one a sampled M cannot run last) when every final of the row has
+/// one, else (results stored before the served timing, which a rerun does not re-measure) by the median at the
+/// row's M; screening results by their median.
+void rank_row(std::vector<ResultRecord>& passed);
 
 class Transaction;
 

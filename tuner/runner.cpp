@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
-#include <limits>
 #include <optional>
 #include <set>
 #include <thread>
@@ -425,9 +424,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
     const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
     const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
     auto passed = current_passed(store, device_id, problem_id, version, keys);
-    std::stable_sort(passed.begin(), passed.end(), [](const db::ResultRecord& a, const db::ResultRecord& b) {
-      return (a.timing_phase == "final") > (b.timing_phase == "final");
-    });
+    db::rank_row(passed);
     for (const auto& r : passed) {
       const std::string config = store.config_name(r.config_id);
       auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom);
@@ -666,7 +663,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       for (bool again = true; again;) {
         // Final phase: re-time the fastest few carefully. A rerun never re-measures a finished one: it times
         // those of the fastest few (by their stored times) still without a final time, which a kill cut
-        // short or a grown config space added.
+        // short or a grown config space added. Each is timed at the row's M and at a sample of the other Ms the
+        // row serves (safety::timing_sample): the row takes the fastest over that sample, not only at its M.
+        const std::vector<std::int64_t> sample = safety::timing_sample(domain.ranges(ops, p), m);
         for (std::size_t idx : fastest(screened_us, std::min(opt.final_top, screened.size()))) {
           auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
           // NOTE: a second pass (after a coverage sweep) skips what the first timed or quarantined.
@@ -674,28 +673,46 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           const Candidate& cand = *screened[idx];
           const db::CodeObjectRecord* failed = nullptr;
           const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
-          const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, {}, opt.launch_timeout_ms,
-                                                 safety::timing_request(opt.final, m));
-          const Json reply = ex.check(req, safety::check_deadline_ms(0, opt.launch_timeout_ms, true));
           r->run_id = run_id;
-          if (reply.at("disposition") == "passed") {
-            fill_timing(*r, reply.at("timing"), ops.flops(p), ops.min_bytes(p), "final");
-          } else {
-            // A candidate that fails while being timed is quarantined like any other failure.
-            r->disposition = db::disposition_from_string(reply.at("disposition"));
-            r->detail = "while timing: " + reply.value("detail", std::string());
+          r->served_ms = Json(sample).dump();
+          r->served_us.reset();
+          double sum_us = 0;
+          bool runs_all = true;
+          for (std::int64_t mm : sample) {
+            if (mm != m && ops.why_unsupported(ops.with_m(p, mm), cand.config, unpruned)) {
+              runs_all = false;  // coverage will not pass it either
+              continue;
+            }
+            // NOTE: validated at another M before it is timed there: a kernel wrong at that M could write out of
+            // bounds in the timing loop, where no guard is checked.
+            const std::vector<std::int64_t> validate = mm == m ? std::vector<std::int64_t>{} : std::vector<std::int64_t>{mm};
+            const Json req = safety::check_request(ops, p, m, seed, sets, ws_max, cand.config, codes, validate,
+                                                   opt.launch_timeout_ms, safety::timing_request(opt.final, mm));
+            const Json reply = ex.check(req, safety::check_deadline_ms(validate.size(), opt.launch_timeout_ms, true));
+            if (reply.at("disposition") != "passed") {
+              // A candidate that fails while being timed is quarantined like any other failure.
+              r->disposition = db::disposition_from_string(reply.at("disposition"));
+              r->detail = "while timing at M=" + std::to_string(mm) + ": " + reply.value("detail", std::string());
+              store.put_result(*r, version);
+              end_if_context_lost(ex, reply);
+              break;
+            }
+            const Json& t = reply.at("timing");
+            if (mm == m) fill_timing(*r, t, ops.flops(p), ops.min_bytes(p), "final");
+            sum_us += t.at("median_us").get<double>();
           }
+          if (r->disposition != Disposition::kPassed) continue;
+          if (runs_all) r->served_us = sum_us / static_cast<double>(sample.size());
           store.put_result(*r, version);
-          end_if_context_lost(ex, reply);
         }
-        const auto passed = current_passed(store, device_id, problem_id, version, keys);  // fastest first
-        const db::ResultRecord* best = nullptr;
-        for (const auto& r : passed)
-          if (r.timing_phase == "final" && (!best || *r.median_us < *best->median_us)) best = &r;
-        if (!best && !passed.empty()) best = &passed.front();
+        auto passed = current_passed(store, device_id, problem_id, version, keys);
+        db::rank_row(passed);
+        const db::ResultRecord* best = passed.empty() ? nullptr : &passed.front();
         if (best) {
           sum.best_config = store.config_name(best->config_id);
           sum.median_us = *best->median_us;
+          sum.served_us = best->served_us.value_or(0);
+          sum.served_ms = best->served_ms;
           sum.min_us = *best->min_us;
           sum.spread = *best->spread;
           sum.tflops = *best->tflops;

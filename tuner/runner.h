@@ -2,7 +2,8 @@
 // proven for the largest M its row serves), compiled (cached), then validated and timed on the device side
 // (tuner/safety/executor.h: a worker process unless --no-isolation), and stored with its disposition, its
 // tolerance and its index proof. A fault or hang costs a worker, not the run; a candidate that faulted is
-// stored and so never retried. Then coverage: each row's fastest candidate is validated on every M its
+// stored and so never retried. The fastest few are timed again at a sample of the Ms the row serves, and the
+// row ranks them by their mean there. Then coverage: each row's fastest candidate is validated on every M its
 // bucket serves (tuner/safety/coverage.h), the next-best when it fails. Only Input and Infra errors end a
 // run (and, in-process, a lost device context). Everything stored survives a kill; a rerun skips it.
 #pragma once
@@ -53,6 +54,8 @@ struct ProblemSummary {
   std::string best_config;
   double median_us = 0, min_us = 0, spread = 0;
   double tflops = 0, gbs = 0;
+  double served_us = 0;      // best_config's mean over the served sample (0: none)
+  std::string served_ms;     // that sample, JSON [M, ...]
   int passed = 0, failed = 0, unsupported = 0;
   int skipped = 0;             // tiered search: supported configs this row did not try
   std::string search;          // "full" or "tiered: ..." (which configs the row tried, and why)

@@ -68,6 +68,10 @@ TEST(SafetyGpu, PlantedFaultsAreCaughtWhileTheRunCompletesAndTheTableIsCertified
     EXPECT_NE(disp(big, PlantedFault::kWrap32).find("int32"), std::string::npos) << disp(big, PlantedFault::kWrap32);
   }
   EXPECT_TRUE(matches(disp(ragged, PlantedFault::kWrap32), "passed"));  // no wrap at 300 x 1024
+  // Each row's finalists were timed over the Ms it serves (the big row: its bucket's first M, midpoint and own M).
+  EXPECT_EQ(ragged.served_ms, "[300]");
+  EXPECT_EQ(big.served_ms, "[1048577,1048640,1048704]");
+  EXPECT_GT(big.served_us, 0.0);
   for (const auto* s : {&ragged, &big}) {
     EXPECT_TRUE(matches(disp(*s, PlantedFault::kHang), "timed_out")) << disp(*s, PlantedFault::kHang);
     EXPECT_TRUE(matches(disp(*s, PlantedFault::kSkipTile), "incorrect")) << disp(*s, PlantedFault::kSkipTile);

@@ -83,6 +83,20 @@ TEST(Coverage, AiterGemmRowsServeTheirPaddedBuckets) {
   EXPECT_EQ(wide.at(8192), (std::vector<MRange>{{4097, 100000}}));
 }
 
+// The Ms a row's final candidates are timed at: the smallest it serves, the midpoint, and its own; never above it.
+TEST(Coverage, TimingSampleSpansTheBucketUpToTheRow) {
+  const auto served = safety::served_ranges(profile::LookupRule::aiter_gemm(3072), {1, 16, 304, 1024}, 32768);
+  EXPECT_EQ(safety::timing_sample(served.at(1024), 1024), (std::vector<std::int64_t>{513, 768, 1024}));
+  EXPECT_EQ(safety::timing_sample(served.at(16), 16), (std::vector<std::int64_t>{9, 12, 16}));
+  EXPECT_EQ(safety::timing_sample(served.at(304), 304), (std::vector<std::int64_t>{304}));
+  EXPECT_EQ(safety::timing_sample(served.at(1), 1), (std::vector<std::int64_t>{1}));
+  // The last row also serves the Ms above it; the tuning case holds M <= the row, so the sample stops there.
+  EXPECT_EQ(safety::timing_sample({{4097, 100000}}, 8192), (std::vector<std::int64_t>{4097, 6144, 8192}));
+  // A midpoint the row does not serve is left out.
+  EXPECT_EQ(safety::timing_sample({{10, 12}, {30, 32}}, 32), (std::vector<std::int64_t>{10, 32}));
+  EXPECT_EQ(safety::timing_sample({}, 64), (std::vector<std::int64_t>{64}));
+}
+
 TEST(Coverage, EveryMUpToTheLimitThenTheEdgesAbove) {
   const std::vector<MRange> ranges = {{3000, 5000}, {70000, 1100000}};
   const std::int64_t limit = 4096, n = 2048;

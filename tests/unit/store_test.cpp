@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "db/store.h"
 #include "tuner/error.h"
@@ -71,6 +72,62 @@ TEST(Store, ResultsSurviveReopenAndAreFoundForResume) {
     sqlite3_finalize(st);
   }
   fs::remove(path);
+}
+
+// A row's choice ranks final results by their mean over the served sample (served_us), not by the median at the
+// row's M; one a sampled M could not run (served_ms set, served_us NULL) ranks last, even with the best median.
+TEST(Store, BestResultRanksFinalsByTheirServedMean) {
+  db::Store s(":memory:");
+  const auto dev = s.upsert_device(h200());
+  const auto run = s.begin_run("tune", "v", dev);
+  const auto prob = s.upsert_problem("fused_moe", "p", "{\"m\":512}");
+  auto put = [&](const char* name, double median, std::optional<double> served, const char* phase) {
+    db::ResultRecord r;
+    r.run_id = run;
+    r.device_id = dev;
+    r.problem_id = prob;
+    r.config_id = s.upsert_config("fused_moe", name, "{}");
+    r.disposition = db::Disposition::kPassed;
+    r.median_us = median;
+    r.min_us = median;
+    r.spread = 0.01;
+    r.tflops = 1;
+    r.bw_gbs = 1;
+    r.timing_phase = phase;
+    if (std::string(phase) == "final") r.served_ms = "[257,384,512]";
+    r.served_us = served;
+    s.put_result(r, "v");
+  };
+  put("fast_at_512", 647.0, 560.0, "final");
+  put("fast_over_bucket", 753.0, 512.0, "final");
+  put("cannot_run_257", 600.0, std::nullopt, "final");
+  put("screen_only", 100.0, std::nullopt, "screen");
+  const auto best = s.best_results("fused_moe");
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_EQ(best[0].config_name, "fast_over_bucket");
+  EXPECT_EQ(best[0].result.served_us, std::optional<double>(512.0));
+  EXPECT_EQ(best[0].result.served_ms, "[257,384,512]");
+  const auto back = s.find_result(dev, prob, s.upsert_config("fused_moe", "cannot_run_257", "{}"), "v");
+  ASSERT_TRUE(back.has_value());
+  EXPECT_FALSE(back->served_us.has_value());
+  EXPECT_EQ(back->served_ms, "[257,384,512]");
+  EXPECT_EQ(*back->median_us, 600.0);
+  // A row with a final stored before the served timing (no sample; a rerun does not re-measure it) ranks all of its
+  // finals by their median at the row's M.
+  std::vector<db::ResultRecord> row(2);
+  row[0].timing_phase = row[1].timing_phase = "final";
+  row[0].config_id = 1;
+  row[0].median_us = 700.0;
+  row[0].served_us = 500.0;
+  row[0].served_ms = "[257,384,512]";
+  row[1].config_id = 2;
+  row[1].median_us = 650.0;
+  db::rank_row(row);
+  EXPECT_EQ(row.front().config_id, 2);
+  row.front().served_ms = "[257,384,512]";  // now both have a sample: the served means rank them
+  row.front().served_us = 520.0;
+  db::rank_row(row);
+  EXPECT_EQ(row.front().config_id, 1);
 }
 
 TEST(Store, TransactionRollsBackWhenNotCommitted) {

@@ -233,10 +233,13 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
       if (s.best_config.empty()) ++missing;
       if (opt.coverage && s.covered_config.empty()) ++uncovered;
       for (const auto& [disp, n] : s.dispositions) totals[disp] += n;
-      std::printf("  M=%-6lld %-40s %10.3f us  %s  [%s]\n", static_cast<long long>(s.problem.value("m", 0)),
+      char served[160] = "";  // the choice's mean over the Ms the row serves, where it was timed at more than its own
+      if (s.served_us > 0 && s.served_ms != "[" + std::to_string(s.problem.value("m", 0)) + "]")
+        std::snprintf(served, sizeof(served), " (%.3f us mean at M %s)", s.served_us, s.served_ms.c_str());
+      std::printf("  M=%-6lld %-40s %10.3f us%s  %s  [%s]\n", static_cast<long long>(s.problem.value("m", 0)),
                   s.covered_config.empty() ? (s.best_config.empty() ? "(none passed)" : s.best_config.c_str())
                                            : s.covered_config.c_str(),
-                  s.median_us,
+                  s.median_us, served,
                   s.covered_config.empty() ? (opt.coverage ? "NOT COVERED" : "coverage skipped")
                                            : ("covered on " + std::to_string(s.covered_ms) + " Ms").c_str(),
                   s.search.c_str());

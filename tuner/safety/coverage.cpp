@@ -31,6 +31,19 @@ std::int64_t largest_served(const std::vector<MRange>& ranges, std::int64_t row)
   return m;
 }
 
+std::vector<std::int64_t> timing_sample(const std::vector<MRange>& ranges, std::int64_t row) {
+  std::set<std::int64_t> ms{row};
+  const auto served = [&](std::int64_t m) {
+    return std::any_of(ranges.begin(), ranges.end(), [&](const MRange& r) { return r.first <= m && m <= r.last; });
+  };
+  if (!ranges.empty() && ranges.front().first < row) {
+    const std::int64_t lo = ranges.front().first, mid = lo + (row - lo) / 2;
+    for (std::int64_t m : {lo, mid})
+      if (served(m)) ms.insert(m);
+  }
+  return {ms.begin(), ms.end()};
+}
+
 std::vector<std::int64_t> row_widths(const std::vector<BufferBound>& at_m1, const std::vector<BufferBound>& at_m2) {
   std::set<std::int64_t> widths;
   for (const auto& b2 : at_m2)

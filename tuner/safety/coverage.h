@@ -26,6 +26,11 @@ std::map<std::int64_t, std::vector<MRange>> served_ranges(const profile::LookupR
 /// The largest M of `ranges`, or `row` when that is larger (the M the index width must be proven for).
 std::int64_t largest_served(const std::vector<MRange>& ranges, std::int64_t row);
 
+/// The Ms a row's final candidates are timed at, so that it takes the config fastest over the Ms it serves, not
+/// only at its own (a bucket row 512 serves 257..512): the smallest served M, the midpoint between it and the row,
+/// and the row; ascending, each served (or the row) and none above the row (the tuning case holds M <= row).
+std::vector<std::int64_t> timing_sample(const std::vector<MRange>& ranges, std::int64_t row);
+
 /// Per-M growth of each buffer's largest offset (elements per row of M), from a family's index bounds at
 /// M = 1 and M = 2: the widths whose multiples reach 2^31.
 std::vector<std::int64_t> row_widths(const std::vector<BufferBound>& at_m1, const std::vector<BufferBound>& at_m2);
