@@ -76,8 +76,8 @@ struct MoeStageTma2Args {
 
 /// The wgmma2 stages' inputs in sorted order, so that their producers copy a tile's tokens by TMA: sorted row
 /// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a), or
-/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. A block of 256 threads per
-/// sorted row, a half-warp per 128 columns; the grid covers the routing's worst-case padding.
+/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. 256 threads, a warp per
+/// (sorted row, 128 columns); the grid covers the routing's worst-case padding.
 struct MoeQuantSortedArgs {
   const u16* x;           // [source rows, dim] bf16: the hidden states (stage 1) or stage 1's sorted rows (stage 2)
   const int* sorted_ids;  // the align kernel's
@@ -91,56 +91,37 @@ struct MoeQuantSortedArgs {
 };
 
 // NOTE: moe_quant_a's arithmetic (moe_route.h), repeated here: an edit to moe_route.h re-keys every MoE verdict.
-// NOTE: a block per row since session 20: a warp per (row, 128 columns) put 200k warps of three dependent loads each
-// on the H200 at M=336 (~27 waves), 50 us for 25 MB (ncu, docs/performance.md); here each thread issues its loads of
-// a row (16 bytes, up to kBatch of them) before their math.
 template <bool kFnuz, typename Index>
 __global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
-  constexpr int kBatch = 4;  // loads in flight a thread: 16 half-warps x 4 x 128 columns cover dim 8192 at once
-  const int tid = static_cast<int>(thread_x()), half = tid / 16, hl = tid % 16;
-  const int r = static_cast<int>(block_x());
+  const int tid = static_cast<int>(thread_x()), lane = tid % 32;
+  const int groups = p.dim / 128;
+  const int g = static_cast<int>(block_x()) * 8 + tid / 32;
+  const int r = g / groups, group = g % groups;
   if (r >= *p.num_padded) return;
-  const int groups = p.dim / 128, slot = p.sorted_ids[r];
-  const bool pad = slot >= p.rows;  // padding: zero products
-  const int src = p.gather ? slot / p.gather : r;
-  const u16* x = p.x + static_cast<Index>(pad ? 0 : src) * p.dim + hl * 8;
-  u8* q = p.q + static_cast<Index>(r) * p.dim + hl * 8;
-  // NOTE: every lane runs every iteration (the loop bounds are the block's): the shuffles below span whole warps.
-  for (int g0 = half; g0 - half < groups; g0 += 16 * kBatch) {
-    u32x4 raw[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int g = g0 + 16 * b;
-      raw[b] = !pad && g < groups ? *reinterpret_cast<const u32x4*>(x + g * 128) : u32x4{0u, 0u, 0u, 0u};
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int g = g0 + 16 * b;
-      const u32 w[4] = {raw[b].x, raw[b].y, raw[b].z, raw[b].w};
-      float v[8];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        v[2 * i] = bits_f32(w[i] << 16);
-        v[2 * i + 1] = bits_f32(w[i] & 0xffff0000u);
-      }
-      float amax = 0.f;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) amax = bits_f32(f32_bits(v[i]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[i]) & 0x7fffffffu) : amax;
-#pragma unroll
-      for (int m = 8; m > 0; m /= 2) {  // within the half-warp
-        const float o = shfl_xor(amax, m);
-        amax = o > amax ? o : amax;
-      }
-      const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f;
-      u32 packed[2] = {0u, 0u};
-#pragma unroll
-      for (int i = 0; i < 8; ++i) packed[i / 4] |= f32_to_e4m3<kFnuz>(v[i] / scale) << (8 * (i % 4));
-      if (g < groups) {
-        *reinterpret_cast<u32x2*>(q + g * 128) = u32x2{packed[0], packed[1]};
-        if (hl == 0) p.scale[static_cast<Index>(g) * p.scale_ld + r] = scale;
-      }
-    }
+  const int slot = p.sorted_ids[r];
+  const Index dst = static_cast<Index>(r) * p.dim + group * 128 + lane * 4;
+  if (slot >= p.rows) {  // padding: zero products
+    *reinterpret_cast<u32*>(p.q + dst) = 0u;
+    if (lane == 0) p.scale[static_cast<Index>(group) * p.scale_ld + r] = 1.0f;
+    return;
   }
+  const int src = p.gather ? slot / p.gather : r;
+  const u32x2 raw = *reinterpret_cast<const u32x2*>(p.x + static_cast<Index>(src) * p.dim + group * 128 + lane * 4);
+  float v[4] = {bits_f32(raw.x << 16), bits_f32(raw.x & 0xffff0000u), bits_f32(raw.y << 16), bits_f32(raw.y & 0xffff0000u)};
+  float amax = 0.f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) amax = bits_f32(f32_bits(v[i]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[i]) & 0x7fffffffu) : amax;
+#pragma unroll
+  for (int m = 16; m > 0; m /= 2) {
+    const float o = shfl_xor(amax, m);
+    amax = o > amax ? o : amax;
+  }
+  const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f;
+  u32 packed = 0;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) packed |= f32_to_e4m3<kFnuz>(v[i] / scale) << (8 * i);
+  *reinterpret_cast<u32*>(p.q + dst) = packed;
+  if (lane == 0) p.scale[static_cast<Index>(group) * p.scale_ld + r] = scale;
 }
 
 #if TT_HAS_WGMMA

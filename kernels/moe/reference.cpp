@@ -306,7 +306,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                       static_cast<float*>(scale.get()), rows, gather, static_cast<int>(dim), ld};
     void* params[] = {&a};
     LaunchDims d;
-    d.grid[0] = static_cast<unsigned>(padded);  // a block a row, to the worst-case padding; the rest return
+    d.grid[0] = static_cast<unsigned>(ceil_div(padded * (dim / 128), 8));  // the worst-case padding; the rest return
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
