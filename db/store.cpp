@@ -155,6 +155,39 @@ CoverageRecord read_coverage(const Statement& s, int c0) {
   return c;
 }
 
+/// "a, b" as "t.a, t.b": a column list of one table under its alias in a join.
+std::string prefixed(std::string_view columns, const char* alias) {
+  std::string out = std::string(alias) + ".";
+  for (char ch : columns) {
+    out += ch;
+    if (ch == ' ') out += std::string(alias) + ".";
+  }
+  return out;
+}
+
+std::size_t column_count(std::string_view columns) {
+  return static_cast<std::size_t>(std::count(columns.begin(), columns.end(), ',')) + 1;
+}
+
+/// A BestRow's leading columns (its problem, config and device), then results' (aliased r); read_best_row reads them.
+const std::string kBestRowColumns =
+    "p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, d.l2_bytes, "
+    "d.driver_version, d.runtime_version, d.compiler_version, " + prefixed(kResultColumns, "r");
+constexpr int kBestRowLead = 13;  // the columns before the result's
+
+BestRow read_best_row(const Statement& s) {
+  BestRow b;
+  b.family = s.text(0);
+  b.problem_json = s.text(1);
+  b.config_name = s.text(2);
+  b.config_json = s.text(3);
+  b.device = DeviceRecord{s.text(4), s.text(5), static_cast<int>(s.i64(6)), static_cast<int>(s.i64(7)),
+                          static_cast<int>(s.i64(8)), static_cast<int>(s.i64(9)), static_cast<int>(s.i64(10)),
+                          static_cast<int>(s.i64(11)), s.text(12)};
+  b.result = read_result(s, kBestRowLead);
+  return b;
+}
+
 }  // namespace
 
 std::string to_string(Disposition d) {
@@ -366,28 +399,13 @@ void rank_row(std::vector<ResultRecord>& passed) {
 
 std::vector<BestRow> Store::best_results(const std::string& family) {
   // The best passing result per (device, problem), as rank_row ranks them.
-  Statement s(db_,
-              "SELECT p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, "
-              "d.l2_bytes, d.driver_version, d.runtime_version, d.compiler_version, "
-              "r.run_id, r.device_id, r.problem_id, r.config_id, r.disposition, r.detail, r.code_key, r.index_bits, "
-              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, r.bw_gbs, r.tolerance, r.proof_m, "
-              "r.served_us, r.served_ms FROM results r JOIN problems p ON p.id = r.problem_id JOIN configs c ON c.id = r.config_id "
-              "JOIN devices d ON d.id = r.device_id "
-              "WHERE p.family = ? AND r.disposition = 'passed' ORDER BY d.id, p.id, r.id");
+  Statement s(db_, "SELECT " + kBestRowColumns +
+                       " FROM results r JOIN problems p ON p.id = r.problem_id JOIN configs c ON c.id = r.config_id "
+                       "JOIN devices d ON d.id = r.device_id "
+                       "WHERE p.family = ? AND r.disposition = 'passed' ORDER BY d.id, p.id, r.id");
   s.bind(family);
   std::vector<BestRow> all;
-  while (s.step()) {
-    BestRow b;
-    b.family = s.text(0);
-    b.problem_json = s.text(1);
-    b.config_name = s.text(2);
-    b.config_json = s.text(3);
-    b.device = DeviceRecord{s.text(4), s.text(5), static_cast<int>(s.i64(6)), static_cast<int>(s.i64(7)),
-                            static_cast<int>(s.i64(8)), static_cast<int>(s.i64(9)), static_cast<int>(s.i64(10)),
-                            static_cast<int>(s.i64(11)), s.text(12)};
-    b.result = read_result(s, 13);
-    all.push_back(std::move(b));
-  }
+  while (s.step()) all.push_back(read_best_row(s));
   std::vector<BestRow> out;
   for (std::size_t i = 0; i < all.size();) {
     std::size_t j = i;
@@ -427,38 +445,22 @@ std::optional<CoverageRecord> Store::find_coverage(std::int64_t device_id, std::
 }
 
 std::vector<BestRow> Store::covered_results(const std::string& family) {
-  Statement s(db_,
-              "SELECT p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, "
-              "d.l2_bytes, d.driver_version, d.runtime_version, d.compiler_version, "
-              "r.run_id, r.device_id, r.problem_id, r.config_id, r.disposition, r.detail, r.code_key, r.index_bits, "
-              "r.rel_l2, r.max_abs, r.err_ratio, r.median_us, r.min_us, r.spread, r.iterations, r.timing_phase, r.tflops, "
-              "r.bw_gbs, r.tolerance, r.proof_m, r.served_us, r.served_ms, "
-              "v.run_id, v.device_id, v.problem_id, v.config_id, v.domain, v.disposition, v.detail, v.failed_m, v.ms_checked, "
-              "v.served, v.sampled, v.every_m_limit, v.index_bits, v.proof_m, v.index_bounds, v.tolerance, v.code_key, "
-              "v.code_hash, v.rel_l2, v.max_abs, v.err_ratio "
-              "FROM coverage v JOIN results r ON r.device_id = v.device_id AND r.problem_id = v.problem_id "
-              "AND r.config_id = v.config_id AND r.tunetab_version = v.tunetab_version "
-              "JOIN problems p ON p.id = v.problem_id JOIN configs c ON c.id = v.config_id JOIN devices d ON d.id = v.device_id "
-              "WHERE p.family = ? AND r.disposition = 'passed' AND v.id = ("
-              "  SELECT v2.id FROM coverage v2 JOIN results r2 ON r2.device_id = v2.device_id "
-              "  AND r2.problem_id = v2.problem_id AND r2.config_id = v2.config_id AND r2.tunetab_version = v2.tunetab_version "
-              "  WHERE v2.device_id = v.device_id AND v2.problem_id = v.problem_id AND v2.disposition = 'passed' "
-              "  AND r2.disposition = 'passed' AND v2.code_key = r2.code_key AND v2.domain NOT LIKE 'spot:%' "
-              "  ORDER BY v2.id DESC LIMIT 1) "
-              "ORDER BY d.id, p.id");
+  Statement s(db_, "SELECT " + kBestRowColumns + ", " + prefixed(kCoverageColumns, "v") + " "
+                       "FROM coverage v JOIN results r ON r.device_id = v.device_id AND r.problem_id = v.problem_id "
+                       "AND r.config_id = v.config_id AND r.tunetab_version = v.tunetab_version "
+                       "JOIN problems p ON p.id = v.problem_id JOIN configs c ON c.id = v.config_id JOIN devices d ON d.id = v.device_id "
+                       "WHERE p.family = ? AND r.disposition = 'passed' AND v.id = ("
+                       "  SELECT v2.id FROM coverage v2 JOIN results r2 ON r2.device_id = v2.device_id "
+                       "  AND r2.problem_id = v2.problem_id AND r2.config_id = v2.config_id AND r2.tunetab_version = v2.tunetab_version "
+                       "  WHERE v2.device_id = v.device_id AND v2.problem_id = v.problem_id AND v2.disposition = 'passed' "
+                       "  AND r2.disposition = 'passed' AND v2.code_key = r2.code_key AND v2.domain NOT LIKE 'spot:%' "
+                       "  ORDER BY v2.id DESC LIMIT 1) "
+                       "ORDER BY d.id, p.id");
   s.bind(family);
   std::vector<BestRow> out;
   while (s.step()) {
-    BestRow b;
-    b.family = s.text(0);
-    b.problem_json = s.text(1);
-    b.config_name = s.text(2);
-    b.config_json = s.text(3);
-    b.device = DeviceRecord{s.text(4), s.text(5), static_cast<int>(s.i64(6)), static_cast<int>(s.i64(7)),
-                            static_cast<int>(s.i64(8)), static_cast<int>(s.i64(9)), static_cast<int>(s.i64(10)),
-                            static_cast<int>(s.i64(11)), s.text(12)};
-    b.result = read_result(s, 13);
-    b.coverage = read_coverage(s, 35);
+    BestRow b = read_best_row(s);
+    b.coverage = read_coverage(s, kBestRowLead + static_cast<int>(column_count(kResultColumns)));
     out.push_back(std::move(b));
   }
   return out;
