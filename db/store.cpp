@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <sqlite3.h>
 
 #include <string_view>
@@ -377,23 +378,26 @@ std::vector<ResultRecord> Store::passed_results(std::int64_t device_id, std::int
 }
 
 void rank_row(std::vector<ResultRecord>& passed) {
-  bool all_served = false;
+  // The served means are compared only when every final has one over the same sample.
+  std::optional<std::string> sample;
+  bool all_served = true;
   for (const auto& r : passed)
     if (r.timing_phase == "final") {
-      if (r.served_ms.empty()) {
-        all_served = false;
-        break;
-      }
-      all_served = true;
+      if (r.served_ms.empty() || (sample && *sample != r.served_ms)) all_served = false;
+      sample = r.served_ms;
     }
+  all_served = all_served && sample.has_value();
+  const double inf = std::numeric_limits<double>::infinity();
   const auto key = [&](const ResultRecord& r) {
-    if (r.timing_phase == "final" && all_served)
-      return r.served_us ? *r.served_us : std::numeric_limits<double>::infinity();
-    return r.median_us.value_or(std::numeric_limits<double>::infinity());
+    if (r.timing_phase == "final" && all_served) return r.served_us.value_or(inf);
+    return r.median_us.value_or(inf);
   };
-  std::stable_sort(passed.begin(), passed.end(), [&](const ResultRecord& a, const ResultRecord& b) {
+  // NOTE: a total order (ties by the median, then the config), so that every caller picks the same row.
+  std::sort(passed.begin(), passed.end(), [&](const ResultRecord& a, const ResultRecord& b) {
     if ((a.timing_phase == "final") != (b.timing_phase == "final")) return a.timing_phase == "final";
-    return key(a) < key(b);
+    if (key(a) != key(b)) return key(a) < key(b);
+    if (a.median_us.value_or(inf) != b.median_us.value_or(inf)) return a.median_us.value_or(inf) < b.median_us.value_or(inf);
+    return a.config_id < b.config_id;
   });
 }
 

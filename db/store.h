@@ -74,8 +74,9 @@ struct BestRow {
 
 /// Ranks one row's passing results, best first: final (re-timed) results ahead of screening ones; the finals by
 /// their mean over the served sample (served_us; one a sampled M cannot run last) when every final of the row has
-/// one, else (results stored before the served timing, which a rerun does not re-measure) by the median at the
-/// row's M; screening results by their median.
+/// one over the same sample, else (results stored before the served timing, which a rerun does not re-measure, or
+/// under another lookup rule) by the median at the row's M; screening results by their median. Ties go to the
+/// lower median, then the lower config id.
 void rank_row(std::vector<ResultRecord>& passed);
 
 class Transaction;

@@ -432,6 +432,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       if (done && done->code_key != r.code_key) done.reset();  // judged on other code
       if (done) {
         if (done->disposition == Disposition::kPassed) {
+          // NOTE: stored again, so that it is the row's latest passing coverage, which the export takes
+          // (Store::covered_results): a rerun whose ranking moved to an earlier-covered config exports that one.
+          store.put_coverage(*done, version);
           sum.covered_config = config;
           sum.covered_ms = done->ms_checked;
           break;
@@ -621,8 +624,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           if (!aj) continue;
           const std::int64_t pid = store.upsert_problem(ops.family(), ops.key(problems[*aj]), problems[*aj].dump());
           std::vector<std::string> names;
-          for (const auto& r : current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled)))
-            names.push_back(store.config_name(r.config_id));
+          auto anchor_passed = current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled));
+          db::rank_row(anchor_passed);  // as the anchor row ranked them
+          for (const auto& r : anchor_passed) names.push_back(store.config_name(r.config_id));
           ranked.push_back(std::move(names));
           std::set<std::string> sup;
           for (const Candidate& c : plans[*aj])
@@ -679,8 +683,8 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           double sum_us = 0;
           bool runs_all = true;
           for (std::int64_t mm : sample) {
-            if (mm != m && ops.why_unsupported(ops.with_m(p, mm), cand.config, unpruned)) {
-              runs_all = false;  // coverage will not pass it either
+            if (mm != m && (!runs_all || ops.why_unsupported(ops.with_m(p, mm), cand.config, unpruned))) {
+              runs_all = false;  // coverage will not pass it either; its mean is not needed
               continue;
             }
             // NOTE: validated at another M before it is timed there: a kernel wrong at that M could write out of
@@ -690,10 +694,19 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
                                                    opt.launch_timeout_ms, safety::timing_request(opt.final, mm));
             const Json reply = ex.check(req, safety::check_deadline_ms(validate.size(), opt.launch_timeout_ms, true));
             if (reply.at("disposition") != "passed") {
-              // A candidate that fails while being timed is quarantined like any other failure.
+              // A candidate that fails while being validated or timed at a served M is quarantined like any other
+              // failure (and counted so in this row's summary).
               r->disposition = db::disposition_from_string(reply.at("disposition"));
-              r->detail = "while timing at M=" + std::to_string(mm) + ": " + reply.value("detail", std::string());
+              r->detail = (validate.empty() ? "while timing at M=" : "while validating or timing at M=") + std::to_string(mm) +
+                          ": " + reply.value("detail", std::string());
+              r->rel_l2 = opt_number(reply, "rel_l2");
+              r->max_abs = opt_number(reply, "max_abs");
+              r->err_ratio = opt_number(reply, "err_ratio");
               store.put_result(*r, version);
+              if (--sum.dispositions["passed"] == 0) sum.dispositions.erase("passed");
+              ++sum.dispositions[db::to_string(r->disposition)];
+              sum.config_dispositions[cand.config] = db::to_string(r->disposition) + ": " + r->detail;
+              if (r->disposition == Disposition::kTimedOut) hung_code.emplace(r->code_key, sum.key);
               end_if_context_lost(ex, reply);
               break;
             }

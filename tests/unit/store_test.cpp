@@ -128,6 +128,31 @@ TEST(Store, BestResultRanksFinalsByTheirServedMean) {
   row.front().served_us = 520.0;
   db::rank_row(row);
   EXPECT_EQ(row.front().config_id, 1);
+  // The sampled final first in the input, the legacy one second: still the medians.
+  row[0].served_ms.clear();
+  row[0].served_us.reset();
+  std::swap(row[0], row[1]);
+  db::rank_row(row);
+  EXPECT_EQ(row.front().config_id, 2);  // 650 < 700
+  // Samples over other Ms (another lookup rule) are not compared either.
+  row[0].served_ms = "[257,384,512]";
+  row[0].served_us = 520.0;
+  row[1].served_ms = "[129,192,256]";
+  row[1].served_us = 400.0;
+  db::rank_row(row);
+  EXPECT_EQ(row.front().config_id, 2);  // by the medians: 650 < 700, not 400 < 520
+  // Finals a sampled M cannot run tie at the end: the lower median, then the lower config id, goes first.
+  std::vector<db::ResultRecord> tied(3);
+  for (int i = 0; i < 3; ++i) {
+    tied[i].timing_phase = "final";
+    tied[i].served_ms = "[257,384,512]";
+    tied[i].config_id = 3 - i;
+    tied[i].median_us = i == 0 ? 800.0 : 700.0;
+  }
+  db::rank_row(tied);
+  EXPECT_EQ(tied[0].config_id, 1);
+  EXPECT_EQ(tied[1].config_id, 2);
+  EXPECT_EQ(tied[2].config_id, 3);
 }
 
 TEST(Store, TransactionRollsBackWhenNotCommitted) {
