@@ -699,9 +699,11 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
               r->disposition = db::disposition_from_string(reply.at("disposition"));
               r->detail = (validate.empty() ? "while timing at M=" : "while validating or timing at M=") + std::to_string(mm) +
                           ": " + reply.value("detail", std::string());
-              r->rel_l2 = opt_number(reply, "rel_l2");
-              r->max_abs = opt_number(reply, "max_abs");
-              r->err_ratio = opt_number(reply, "err_ratio");
+              if (reply.contains("rel_l2")) {  // the failing validation's figures, else the screening's stand
+                r->rel_l2 = opt_number(reply, "rel_l2");
+                r->max_abs = opt_number(reply, "max_abs");
+                r->err_ratio = opt_number(reply, "err_ratio");
+              }
               store.put_result(*r, version);
               if (--sum.dispositions["passed"] == 0) sum.dispositions.erase("passed");
               ++sum.dispositions[db::to_string(r->disposition)];
