@@ -377,7 +377,7 @@ std::vector<ResultRecord> Store::passed_results(std::int64_t device_id, std::int
   return out;
 }
 
-void rank_row(std::vector<ResultRecord>& passed) {
+std::vector<std::size_t> row_order(const std::vector<ResultRecord>& passed) {
   // The served means are compared only when every final has one over the same sample.
   std::optional<std::string> sample;
   bool all_served = true;
@@ -392,13 +392,24 @@ void rank_row(std::vector<ResultRecord>& passed) {
     if (r.timing_phase == "final" && all_served) return r.served_us.value_or(inf);
     return r.median_us.value_or(inf);
   };
+  std::vector<std::size_t> order(passed.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // NOTE: a total order (ties by the median, then the config), so that every caller picks the same row.
-  std::sort(passed.begin(), passed.end(), [&](const ResultRecord& a, const ResultRecord& b) {
+  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) {
+    const ResultRecord &a = passed[i], &b = passed[j];
     if ((a.timing_phase == "final") != (b.timing_phase == "final")) return a.timing_phase == "final";
     if (key(a) != key(b)) return key(a) < key(b);
     if (a.median_us.value_or(inf) != b.median_us.value_or(inf)) return a.median_us.value_or(inf) < b.median_us.value_or(inf);
     return a.config_id < b.config_id;
   });
+  return order;
+}
+
+void rank_row(std::vector<ResultRecord>& passed) {
+  std::vector<ResultRecord> ranked;
+  ranked.reserve(passed.size());
+  for (std::size_t i : row_order(passed)) ranked.push_back(std::move(passed[i]));
+  passed = std::move(ranked);
 }
 
 std::vector<BestRow> Store::best_results(const std::string& family) {
@@ -418,12 +429,7 @@ std::vector<BestRow> Store::best_results(const std::string& family) {
            all[j].result.problem_id == all[i].result.problem_id;
          ++j)
       row.push_back(all[j].result);
-    rank_row(row);
-    for (std::size_t k = i; k < j; ++k)
-      if (all[k].result.config_id == row.front().config_id && all[k].result.run_id == row.front().run_id) {
-        out.push_back(std::move(all[k]));
-        break;
-      }
+    out.push_back(std::move(all[i + row_order(row).front()]));
     i = j;
   }
   return out;

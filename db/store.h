@@ -78,6 +78,8 @@ struct BestRow {
 /// under another lookup rule) by the median at the row's M; screening results by their median. Ties go to the
 /// lower median, then the lower config id.
 void rank_row(std::vector<ResultRecord>& passed);
+/// The same ranking as indices into `passed`, best first.
+std::vector<std::size_t> row_order(const std::vector<ResultRecord>& passed);
 
 class Transaction;
 

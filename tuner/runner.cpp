@@ -247,7 +247,7 @@ std::map<std::string, std::string> current_code_keys(const FamilyOps& ops, const
   return out;
 }
 
-/// The stored passing results of a row that judged the code its candidates run now, fastest first.
+/// The stored passing results of a row that judged the code its candidates run now, best first (db::rank_row).
 std::vector<db::ResultRecord> current_passed(db::Store& store, std::int64_t device_id, std::int64_t problem_id,
                                              const std::string& version, const std::map<std::string, std::string>& keys) {
   std::vector<db::ResultRecord> out;
@@ -255,6 +255,7 @@ std::vector<db::ResultRecord> current_passed(db::Store& store, std::int64_t devi
     const auto it = keys.find(store.config_name(r.config_id));
     if (it != keys.end() && it->second == r.code_key) out.push_back(std::move(r));
   }
+  db::rank_row(out);
   return out;
 }
 
@@ -423,8 +424,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
     const auto ranges = domain.ranges(ops, p);
     const std::int64_t proof_m = safety::largest_served(ranges, ops.m_of(p));
     const std::string dom = safety::domain_text(opt.rule, opt.every_m_limit, ranges);
-    auto passed = current_passed(store, device_id, problem_id, version, keys);
-    db::rank_row(passed);
+    const auto passed = current_passed(store, device_id, problem_id, version, keys);
     for (const auto& r : passed) {
       const std::string config = store.config_name(r.config_id);
       auto done = store.find_coverage(device_id, problem_id, r.config_id, version, dom);
@@ -624,9 +624,8 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           if (!aj) continue;
           const std::int64_t pid = store.upsert_problem(ops.family(), ops.key(problems[*aj]), problems[*aj].dump());
           std::vector<std::string> names;
-          auto anchor_passed = current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled));
-          db::rank_row(anchor_passed);  // as the anchor row ranked them
-          for (const auto& r : anchor_passed) names.push_back(store.config_name(r.config_id));
+          for (const auto& r : current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled)))
+            names.push_back(store.config_name(r.config_id));
           ranked.push_back(std::move(names));
           std::set<std::string> sup;
           for (const Candidate& c : plans[*aj])
@@ -720,8 +719,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           if (runs_all) r->served_us = sum_us / static_cast<double>(sample.size());
           store.put_result(*r, version);
         }
-        auto passed = current_passed(store, device_id, problem_id, version, keys);
-        db::rank_row(passed);
+        const auto passed = current_passed(store, device_id, problem_id, version, keys);
         const db::ResultRecord* best = passed.empty() ? nullptr : &passed.front();
         if (best) {
           sum.best_config = store.config_name(best->config_id);
