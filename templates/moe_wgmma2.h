@@ -76,8 +76,8 @@ struct MoeStageTma2Args {
 
 /// The wgmma2 stages' inputs in sorted order, so that their producers copy a tile's tokens by TMA: sorted row
 /// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a), or
-/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. 256 threads, a warp per
-/// (sorted row, 128 columns); the grid covers the routing's worst-case padding.
+/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. Persistent: 256 threads a
+/// block, a warp a sorted row at a time, a half-warp a group of 128 columns; any grid.
 struct MoeQuantSortedArgs {
   const u16* x;           // [source rows, dim] bf16: the hidden states (stage 1) or stage 1's sorted rows (stage 2)
   const int* sorted_ids;  // the align kernel's
@@ -90,38 +90,77 @@ struct MoeQuantSortedArgs {
   int scale_ld;
 };
 
-// NOTE: moe_quant_a's arithmetic (moe_route.h), repeated here: an edit to moe_route.h re-keys every MoE verdict.
+/// Four floats to packed e4m3 (byte i holds v[i]): on sm_89+ NVIDIA for e4m3fn the hardware conversion
+/// (cvt.rn.satfinite: round to nearest even, saturating to +-448, as f32_to_e4m3 for finite inputs), f32_to_e4m3
+/// elsewhere.
+template <bool kFnuz>
+__device__ __forceinline__ u32 pack_e4m3x4(float v0, float v1, float v2, float v3) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  if constexpr (!kFnuz) {
+    u32 lo, hi;
+    asm("{\n.reg .b16 t;\ncvt.rn.satfinite.e4m3x2.f32 t, %2, %1;\ncvt.u32.u16 %0, t;\n}" : "=r"(lo) : "f"(v0), "f"(v1));
+    asm("{\n.reg .b16 t;\ncvt.rn.satfinite.e4m3x2.f32 t, %2, %1;\ncvt.u32.u16 %0, t;\n}" : "=r"(hi) : "f"(v2), "f"(v3));
+    return lo | (hi << 16);
+  }
+#endif
+  return f32_to_e4m3<kFnuz>(v0) | (f32_to_e4m3<kFnuz>(v1) << 8) | (f32_to_e4m3<kFnuz>(v2) << 16) | (f32_to_e4m3<kFnuz>(v3) << 24);
+}
+
+// NOTE: moe_quant_a's arithmetic (moe_route.h), repeated here (an edit to moe_route.h re-keys every MoE verdict),
+// but for the quotient: the reciprocal and one Newton step, v / scale but for a rare last bit.
+// NOTE: persistent since session 21. A warp per (row, 128 columns) over a grid sized for the worst-case padding
+// launched ~34k blocks at M=336 (block_m 96), most of them returning at once, each warp's loads dependent on the
+// last; with software conversions and a division an element it took 50 us of that pipeline (ncu, session 20). Here
+// each warp keeps kBatch groups' loads in flight and converts in hardware where it can.
 template <bool kFnuz, typename Index>
 __global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
-  const int tid = static_cast<int>(thread_x()), lane = tid % 32;
-  const int groups = p.dim / 128;
-  const int g = static_cast<int>(block_x()) * 8 + tid / 32;
-  const int r = g / groups, group = g % groups;
-  if (r >= *p.num_padded) return;
-  const int slot = p.sorted_ids[r];
-  const Index dst = static_cast<Index>(r) * p.dim + group * 128 + lane * 4;
-  if (slot >= p.rows) {  // padding: zero products
-    *reinterpret_cast<u32*>(p.q + dst) = 0u;
-    if (lane == 0) p.scale[static_cast<Index>(group) * p.scale_ld + r] = 1.0f;
-    return;
+  constexpr int kBatch = 4;
+  const int lane = static_cast<int>(thread_x()) % 32, hl = lane % 16, sub = lane / 16;
+  const int groups = p.dim / 128, rows = *p.num_padded, warps = moe_grid_x() * 8;
+  for (int r = static_cast<int>(block_x()) * 8 + static_cast<int>(thread_x()) / 32; r < rows; r += warps) {
+    const int slot = p.sorted_ids[r];
+    const bool pad = slot >= p.rows;  // padding: zero products, scale 1
+    const u16* const x = p.x + static_cast<Index>(pad ? 0 : p.gather ? slot / p.gather : r) * p.dim + hl * 8;
+    u8* const q = p.q + static_cast<Index>(r) * p.dim + hl * 8;
+    // NOTE: the loop bounds are warp-uniform: the half-warp shuffles below need every lane.
+    for (int g0 = 0; g0 < groups; g0 += 2 * kBatch) {
+      u32x4 raw[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int g = g0 + 2 * b + sub;
+        raw[b] = !pad && g < groups ? *reinterpret_cast<const u32x4*>(x + g * 128) : u32x4{0u, 0u, 0u, 0u};
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int g = g0 + 2 * b + sub;
+        const u32 w[4] = {raw[b].x, raw[b].y, raw[b].z, raw[b].w};
+        float v[8];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          v[2 * j] = bits_f32(w[j] << 16);
+          v[2 * j + 1] = bits_f32(w[j] & 0xffff0000u);
+        }
+        float amax = 0.f;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) amax = bits_f32(f32_bits(v[j]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[j]) & 0x7fffffffu) : amax;
+#pragma unroll
+        for (int m = 8; m > 0; m /= 2) {  // within the half-warp: its group's 128 columns
+          const float o = shfl_xor(amax, m);
+          amax = o > amax ? o : amax;
+        }
+        const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f, inv = 1.0f / scale;
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const float q0 = v[j] * inv;
+          v[j] = q0 + (v[j] - q0 * scale) * inv;
+        }
+        if (g < groups) {
+          *reinterpret_cast<u32x2*>(q + g * 128) = u32x2{pack_e4m3x4<kFnuz>(v[0], v[1], v[2], v[3]), pack_e4m3x4<kFnuz>(v[4], v[5], v[6], v[7])};
+          if (hl == 0) p.scale[static_cast<Index>(g) * p.scale_ld + r] = scale;
+        }
+      }
+    }
   }
-  const int src = p.gather ? slot / p.gather : r;
-  const u32x2 raw = *reinterpret_cast<const u32x2*>(p.x + static_cast<Index>(src) * p.dim + group * 128 + lane * 4);
-  float v[4] = {bits_f32(raw.x << 16), bits_f32(raw.x & 0xffff0000u), bits_f32(raw.y << 16), bits_f32(raw.y & 0xffff0000u)};
-  float amax = 0.f;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) amax = bits_f32(f32_bits(v[i]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[i]) & 0x7fffffffu) : amax;
-#pragma unroll
-  for (int m = 16; m > 0; m /= 2) {
-    const float o = shfl_xor(amax, m);
-    amax = o > amax ? o : amax;
-  }
-  const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f;
-  u32 packed = 0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i) packed |= f32_to_e4m3<kFnuz>(v[i] / scale) << (8 * i);
-  *reinterpret_cast<u32*>(p.q + dst) = packed;
-  if (lane == 0) p.scale[static_cast<Index>(group) * p.scale_ld + r] = scale;
 }
 
 #if TT_HAS_WGMMA

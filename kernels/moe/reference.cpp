@@ -306,7 +306,8 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                       static_cast<float*>(scale.get()), rows, gather, static_cast<int>(dim), ld};
     void* params[] = {&a};
     LaunchDims d;
-    d.grid[0] = static_cast<unsigned>(ceil_div(padded * (dim / 128), 8));  // the worst-case padding; the rest return
+    // Persistent (any grid): a warp a sorted row at a time, to the worst-case padding.
+    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(padded, 8), cu_count_ * 8));
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
