@@ -535,6 +535,11 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       std::vector<std::int64_t> screened_ids;
       std::vector<double> screened_us;
       std::vector<const Candidate*> screened;
+      // Counts a candidate's verdict in this row's summary.
+      auto count_verdict = [&](const std::string& config, Disposition d, const std::string& detail) {
+        ++sum.dispositions[db::to_string(d)];
+        sum.config_dispositions[config] = db::to_string(d) + ": " + detail;
+      };
       // Runs (or finds stored) one candidate; a passing one joins the screened.
       auto run_candidate = [&](const Candidate& cand) {
         const std::int64_t config_id = store.upsert_config(ops.family(), cand.config, ops.config_json(cand.config).dump());
@@ -542,8 +547,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         if (done && !verdict_holds(done->tolerance, ops.tolerance(p), db::to_string(done->disposition))) done.reset();
         if (done && done->code_key != keys.at(cand.config)) done.reset();  // judged on other code
         if (done) {  // resume; quarantine
-          ++sum.dispositions[db::to_string(done->disposition)];
-          sum.config_dispositions[cand.config] = db::to_string(done->disposition) + ": " + done->detail;
+          count_verdict(cand.config, done->disposition, done->detail);
           if (done->disposition == Disposition::kPassed) {
             screened_ids.push_back(config_id);
             screened_us.push_back(*done->median_us);
@@ -585,8 +589,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
             r.err_ratio = opt_number(reply, "err_ratio");
             if (r.disposition == Disposition::kPassed) fill_timing(r, reply.at("timing"), ops.flops(p), ops.min_bytes(p), "screen");
             store.put_result(r, version);
-            ++sum.dispositions[db::to_string(r.disposition)];
-            sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
+            count_verdict(cand.config, r.disposition, r.detail);
             if (r.disposition == Disposition::kTimedOut) hung_code.emplace(r.code_key, sum.key);
             end_if_context_lost(ex, reply);
             if (r.disposition == Disposition::kPassed) {
@@ -598,8 +601,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           }
         }
         store.put_result(r, version);
-        ++sum.dispositions[db::to_string(r.disposition)];
-        sum.config_dispositions[cand.config] = db::to_string(r.disposition) + ": " + r.detail;
+        count_verdict(cand.config, r.disposition, r.detail);
       };
 
       // Which candidates this row tries: all of them, or (tiered, not an anchor) the nearest anchors' best
@@ -704,9 +706,8 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
                 r->err_ratio = opt_number(reply, "err_ratio");
               }
               store.put_result(*r, version);
-              if (--sum.dispositions["passed"] == 0) sum.dispositions.erase("passed");
-              ++sum.dispositions[db::to_string(r->disposition)];
-              sum.config_dispositions[cand.config] = db::to_string(r->disposition) + ": " + r->detail;
+              if (--sum.dispositions["passed"] == 0) sum.dispositions.erase("passed");  // counted at screening
+              count_verdict(cand.config, r->disposition, r->detail);
               if (r->disposition == Disposition::kTimedOut) hung_code.emplace(r->code_key, sum.key);
               end_if_context_lost(ex, reply);
               break;
