@@ -171,10 +171,11 @@ std::size_t column_count(std::string_view columns) {
 }
 
 /// A BestRow's leading columns (its problem, config and device), then results' (aliased r); read_best_row reads them.
-const std::string kBestRowColumns =
+constexpr std::string_view kBestRowLeadColumns =
     "p.family, p.json, c.name, c.json, d.name, d.arch, d.cu_count, d.clock_khz, d.mem_clock_khz, d.l2_bytes, "
-    "d.driver_version, d.runtime_version, d.compiler_version, " + prefixed(kResultColumns, "r");
-constexpr int kBestRowLead = 13;  // the columns before the result's
+    "d.driver_version, d.runtime_version, d.compiler_version";
+const std::string kBestRowColumns = std::string(kBestRowLeadColumns) + ", " + prefixed(kResultColumns, "r");
+const int kBestRowLead = static_cast<int>(column_count(kBestRowLeadColumns));  // the columns before the result's
 
 BestRow read_best_row(const Statement& s) {
   BestRow b;
