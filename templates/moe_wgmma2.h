@@ -64,7 +64,7 @@ __device__ __forceinline__ void bulk_load(void* smem, const void* gmem, u32 byte
 #endif
 
 /// Arguments of moe_stage_wgmma2: the stage's, a tensor map of W as MoeStageTmaArgs's, and one of the stage's input
-/// rows in sorted order (moe_quant_sorted's q: [padded rows, k] bytes, boxes of 128 bytes of K x kBlockM rows,
+/// rows in sorted order (moe_quant_sorted's q: [padded rows, k] bytes, boxes of 128 bytes of K x kTokens rows,
 /// 128-byte swizzled). p.a_scale is their 1x128 scales transposed, [k / 128, scale_ld], so a tile's scales of one
 /// K block are kTokens consecutive floats.
 struct MoeStageTma2Args {
@@ -218,29 +218,9 @@ struct MoeWgmma2Regs {
 #define TT_MOE_WGMMA2_BOUNDS(threads) __launch_bounds__(threads, 1)
 #endif
 
-/// A tile of moe_stage_wgmma2: tile t is sorted block t % blocks (fastest: an expert's blocks share each W tile in L2)
-/// and rows n0.. of W. With two token groups a block whose second group is padding only is `wide`: its consumer
-/// warpgroups of the second group take the next kRowsW rows of W for the first group instead, so the block has half
-/// the tiles (the first n / (2 kRowsW); the rest are `skip`). Every party of the CTA decodes the same tiles.
-struct MoeWgmma2Tile {
-  int block, n0;
-  bool wide, skip;
-};
-template <int kTokens, int kBlockM, int kRowsW>
-__device__ __forceinline__ MoeWgmma2Tile moe_wgmma2_tile(const MoeStageArgs& p, int t, int blocks) {
-  const int block = t % blocks, j = t / blocks;
-  if constexpr (kTokens == kBlockM) {
-    return MoeWgmma2Tile{block, j * kRowsW, false, false};
-  } else {
-    // The align kernel puts an expert's slots before its padding: the group is padding only if its first row is.
-    const bool wide = p.sorted_ids[block * kTokens + kBlockM] >= p.rows;
-    return MoeWgmma2Tile{block, (wide ? 2 * j : j) * kRowsW, wide, wide && 2 * j * kRowsW >= p.n};
-  }
-}
-
 /// moe_stage_wgmma without clusters, for any token width wgmma_fp8 has (32, 64, 96, 128), persistent: the grid (the
-/// multiprocessors' worth of CTAs, split-K 1) walks the tiles (moe_wgmma2_tile), kRowsW rows of W (each half) by
-/// kTokens sorted rows, or (wide) 2 kRowsW rows by the first kBlockM. The stage's input rows are in sorted order
+/// multiprocessors' worth of CTAs, split-K 1) walks the tiles, tile t = sorted block t % blocks (fastest: an expert's
+/// blocks share each W tile in L2) x rows of W (t / blocks) * kRowsW. The stage's input rows are in sorted order
 /// (moe_quant_sorted; stage 1 writes its output so), so one producer thread copies each K block's W rows, token rows
 /// and token scales by TMA; a consumer warpgroup per 64 rows of W (and token group) multiplies each K block
 /// (moe_mma_kblock_desc) and promotes it with the block and token scales. The stages' ring and its phases run on
@@ -253,11 +233,9 @@ __device__ __forceinline__ MoeWgmma2Tile moe_wgmma2_tile(const MoeStageArgs& p, 
 // tiles held their stage 1 to 52% of L2 throughput (docs/performance.md). Clusters of 2 that share
 // each W tile by multicast halved stage 1's L2 reads at M=336 and left its time unchanged; they lost 17-34% at 512
 // and under skewed routing, where a cluster's second CTA often holds only padding (session 17, docs/performance.md).
-// A block holds kTokens sorted rows (the routing's padding), one or two token groups of kBlockM (the MMA width):
+// A tile holds kTokens sorted rows (the routing's padding), one or two token groups of kBlockM (the MMA width):
 // with two, the tile's W rows are shared by two consumer warpgroups, so a W K block serves twice the tokens for the
-// same registers a thread, and an expert of up to kTokens slots reads each W tile once (session 21: with one group of
-// 96, an expert's second block ran on a neighbouring CTA and read W from DRAM again once the two drifted apart:
-// 1385 MB for stage 1's 805 MB of W at M=512); wide tiles keep the blocks of up to kBlockM slots on full MMAs.
+// same registers a thread.
 // No defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kStage, int kTokens, int kBlockM, int kRowsW, int kStages, typename Index>
 __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 + 128)
@@ -267,17 +245,14 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   constexpr int kConsumers = kRowGroups * (kTokens / kBlockM);  // ... times the token groups
   constexpr int kThreads = kConsumers * 128 + 128;
   constexpr int kBlockK = 128;
-  constexpr int kGroups = kTokens / kBlockM;
-  constexpr int kWBytes = kHalves * kRowsW * kBlockK;  // e4m3 rows of 128 bytes; the tokens' rows follow
-  constexpr int kWideWBytes = kGroups * kWBytes;       // a wide tile's: kGroups x kRowsW rows of each half
-  constexpr int kStageBytes = kWBytes + kTokens * kBlockK > kWideWBytes + kBlockM * kBlockK ? kWBytes + kTokens * kBlockK
-                                                                                           : kWideWBytes + kBlockM * kBlockK;
+  constexpr int kWBytes = kHalves * kRowsW * kBlockK;  // e4m3 rows of 128 bytes
+  constexpr int kStageBytes = kWBytes + kTokens * kBlockK;
   using Regs = MoeWgmma2Regs<kConsumers, kHalves, kBlockM>;
   static_assert(kStage == 1 || kStage == 2, "stage 1 or 2");
   static_assert(kRowsW % 64 == 0 && kRowsW <= 256 && kBlockM % 32 == 0 && kBlockM <= 128 && kStages >= 2,
-                "moe wgmma2: 64 rows of W per consumer warpgroup, at most 256 a tile (a TMA box), an MMA width of 32..128");
-  static_assert((kTokens == kBlockM || kTokens == 2 * kBlockM) && kTokens <= 192 && kThreads <= 1024,
-                "moe wgmma2: one or two token groups of kBlockM, at most 192 tokens");
+                "moe wgmma2: 64 rows of W per consumer warpgroup, one TMA box per half, an MMA width of 32..128");
+  static_assert((kTokens == kBlockM || kTokens == 2 * kBlockM) && kTokens <= 128 && kThreads <= 1024,
+                "moe wgmma2: one or two token groups of kBlockM (the producer's 128 threads write at most 128 rows' metadata)");
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "moe wgmma2: the fragments do not fit a consumer's registers");
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
@@ -316,36 +291,27 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     if (pt == 0) {  // every K block's copies, never waiting on a tile's metadata
       int it = 0;   // K blocks issued, counted across tiles
       for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-        const MoeWgmma2Tile tile = moe_wgmma2_tile<kTokens, kBlockM, kRowsW>(p, t, blocks);
-        if (tile.skip) continue;
-        const int expert = p.expert_ids[tile.block];
-        // A wide tile: kGroups boxes of kRowsW rows of W a half, one group of tokens.
-        const int boxes = tile.wide ? kGroups : 1, groups = tile.wide ? 1 : kGroups, w_bytes = boxes * kWBytes;
+        const int block = t % blocks, n0 = (t / blocks) * kRowsW;
+        const int expert = p.expert_ids[block];
         for (int i = 0; i < k_tiles; ++i, ++it) {
           const int s = it % kStages;
           if (it >= kStages) mbar_wait(&empty_bar[s], ((it / kStages) - 1) & 1);
           u8* const sw = base + s * kStageBytes;
-          mbar_arrive_expect_tx(&full_bar[s], w_bytes + groups * kBlockM * (128 + 4));
+          mbar_arrive_expect_tx(&full_bar[s], kWBytes + kTokens * 128 + kTokens * 4);
+#pragma unroll
           for (int h = 0; h < kHalves; ++h)
-            for (int x = 0; x < boxes; ++x)
-              tma_load_2d(sw + (h * boxes + x) * kRowsW * 128, &args.w, i * kBlockK, expert * w_rows + h * p.n + tile.n0 + x * kRowsW,
-                          &full_bar[s]);
-          for (int g = 0; g < groups; ++g)
-            tma_load_2d(sw + w_bytes + g * kBlockM * 128, &args.a, i * kBlockK, tile.block * kTokens + g * kBlockM, &full_bar[s]);
-          bulk_load(s_token_scale[s], p.a_scale + static_cast<Index>(i) * args.scale_ld + tile.block * kTokens, groups * kBlockM * 4,
-                    &full_bar[s]);
+            tma_load_2d(sw + h * kRowsW * 128, &args.w, i * kBlockK, expert * w_rows + h * p.n + n0, &full_bar[s]);
+          tma_load_2d(sw + kWBytes, &args.a, i * kBlockK, block * kTokens, &full_bar[s]);
+          bulk_load(s_token_scale[s], p.a_scale + static_cast<Index>(i) * args.scale_ld + block * kTokens, kTokens * 4, &full_bar[s]);
         }
       }
     } else if (pt >= 32) {  // warps 1-3: each tile's slots and top-k weights, into a buffer the consumers have freed
       int local = 0;
-      for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-        const MoeWgmma2Tile tile = moe_wgmma2_tile<kTokens, kBlockM, kRowsW>(p, t, blocks);
-        if (tile.skip) continue;
-        const int b = local & 1;
+      for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
+        const int block = t % blocks, b = local & 1;
         if (local >= 2) mbar_wait(&meta_empty[b], ((local >> 1) - 1) & 1);
-        ++local;
         for (int r = pt - 32; r < kTokens; r += 96) {
-          const int slot = p.sorted_ids[tile.block * kTokens + r];
+          const int slot = p.sorted_ids[block * kTokens + r];
           const bool valid = slot < p.rows;
           s_slot[b][r] = valid ? slot : -1;
           if constexpr (kStage == 2) s_weight[b][r] = valid ? p.topk_weights[slot] : 0.f;
@@ -356,25 +322,18 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int gq = lane / 4, tq = lane % 4;
-    // Warpgroup wg multiplies rows wr x 64.. of W (each half) by the tile's kBlockM columns (tokens) from group g's
-    // first; in a wide tile, rows g x kRowsW + wr x 64.. by the first group.
-    const int wr = wg % kRowGroups, g = wg / kRowGroups;
+    // Warpgroup wg multiplies rows wr x 64.. of W (each half) by the tile's kBlockM columns (tokens) from c0.
+    const int wr = wg % kRowGroups, c0 = (wg / kRowGroups) * kBlockM;
+    const int r0 = wr * 64 + warp * 16 + gq;  // this lane's rows of W in each half: r0 and r0 + 8
     const int uwg = __shfl_sync(0xffffffffu, wg, 0);  // the warpgroup, known warp-uniform: descriptors stay uniform
-    // Every offset is whole 1 KiB swizzle atoms (kBlockM % 8 == 0). Stage 0's descriptors, and the halves' distance.
+    // Both offsets are whole 1 KiB swizzle atoms (kBlockM % 8 == 0).
     const u64 dw0 = wgmma_desc(base + (uwg % kRowGroups) * 64 * 128),
-              dt0 = wgmma_desc(base + kWBytes + (uwg / kRowGroups) * kBlockM * 128),
-              dw0_wide = wgmma_desc(base + ((uwg / kRowGroups) * kRowsW + (uwg % kRowGroups) * 64) * 128),
-              dt0_wide = wgmma_desc(base + kWideWBytes);
+              dt0 = wgmma_desc(base + kWBytes + (uwg / kRowGroups) * kBlockM * 128);  // stage 0's
     float acc[kHalves][kBlockM / 2], tmp[kHalves][kBlockM / 2];
     int it = 0, local = 0;
-    for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-      const MoeWgmma2Tile tile = moe_wgmma2_tile<kTokens, kBlockM, kRowsW>(p, t, blocks);
-      const bool wide = kGroups == 2 && __shfl_sync(0xffffffffu, tile.wide ? 1 : 0, 0) != 0;  // as uwg
-      if (tile.skip) continue;
-      const int block = tile.block, b = local & 1;
+    for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
+      const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
       const int expert = p.expert_ids[block];
-      const int wrow = (wide ? g * kRowsW : 0) + wr * 64, n0 = tile.n0, c0 = wide ? 0 : g * kBlockM;
-      const int r0 = wrow + warp * 16 + gq;  // this lane's rows of W in each half: r0 and r0 + 8
 #pragma unroll
       for (int h = 0; h < kHalves; ++h)
 #pragma unroll
@@ -382,7 +341,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
       // The warpgroup's 64 rows of each half lie in one 128-row scale block (n0 is a multiple of 64). Each K block's
       // W scales are loaded a K block ahead: the promotion waited on their L2 round trip.
       // Half h's scales lie h x (n / 128) scale rows after half 0's.
-      const float* const w_scale_row = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (n0 + wrow) / 128) * kb_count;
+      const float* const w_scale_row = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (n0 + wr * 64) / 128) * kb_count;
       const int half_scales = (p.n / 128) * kb_count;
       float w_next[kHalves];
 #pragma unroll
@@ -397,8 +356,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
         }
         mbar_wait(&full_bar[s], (it / kStages) & 1);
         const u64 ds = static_cast<u64>(s * (kStageBytes >> 4));  // stages lie kStageBytes apart (16-byte units)
-        moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, (wide ? dw0_wide : dw0) + ds, (wide ? kWideWBytes : kWBytes) / kHalves >> 4,
-                                              (wide ? dt0_wide : dt0) + ds, s_token_scale[s] + c0, w_scale, tq);
+        moe_mma_kblock_desc<kBlockM, kHalves>(acc, tmp, dw0 + ds, kRowsW * 128 >> 4, dt0 + ds, s_token_scale[s] + c0, w_scale, tq);
         // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them).
         if (lane == 0) mbar_arrive(&empty_bar[s]);
       }
@@ -418,7 +376,6 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
         }
       __syncwarp();
       if (lane == 0) mbar_arrive(&meta_empty[b]);
-      ++local;
     }
   }
 #else

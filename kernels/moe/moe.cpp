@@ -82,8 +82,7 @@ int Config::shared_bytes(int stage) const {
   const int halves = stage == 1 ? 2 : 1;
   if (math == Math::kFused) return stage == 1 ? stages * (2 * block_n1 + warp_m) * 128 + warp_m * 128 + 1024 : 0;
   if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
-  if (math == Math::kWgmma2)  // a tile's block_m tokens, or (two token groups, wide) twice the rows of W and warp_m tokens
-    return stages * std::max(halves * bn + ea * block_m, (block_m / warp_m) * halves * bn + ea * warp_m) * 128 + 1024;
+  if (math == Math::kWgmma2) return stages * (halves * bn + ea * block_m) * 128 + 1024;  // a tile's block_m tokens
   return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
 }
 
@@ -172,12 +171,6 @@ constexpr WgmmaTile kWgmma2GroupTiles[] = {
   {  64, 32,  64, 128 }, { 128, 64,  64,  64 }, { 128, 64,  64, 128 },
 };
 constexpr int kWgmma2GroupStages[] = {4, 6};
-// Two groups of 96 (session 22): an expert of up to 192 slots (M 257..512 balanced) on one read of each W tile, and
-// one of up to 96 on 96-token MMAs by 128 rows of W (wide). Their stages are 44 KB (stage 1).
-constexpr WgmmaTile kWgmma2Group96Tiles[] = {
-  { 192, 96,  64,  64 },
-};
-constexpr int kWgmma2Group96Stages[] = {3, 4};
 constexpr int kFusedStages[] = {3, 4, 5};  // 36 KB a stage
 // clang-format on
 }  // namespace
@@ -211,9 +204,6 @@ std::vector<Config> enumerate() {
     if (q == Quant::kFp8)
       for (const WgmmaTile& t : kWgmma2GroupTiles)
         for (int s : kWgmma2GroupStages) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma2, 1});
-    if (q == Quant::kFp8)
-      for (const WgmmaTile& t : kWgmma2Group96Tiles)
-        for (int s : kWgmma2Group96Stages) out.push_back(Config{q, t.block_m, t.warp_m, t.n1, t.n2, 128, s, Math::kWgmma2, 1});
     if (q == Quant::kFp8)
       for (int s : kFusedStages) out.push_back(Config{q, 32, 32, 128, 128, 128, s, Math::kFused, 1});
     // The portable path, a few shapes (it is what AMD targets run today).
@@ -275,11 +265,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     if (c.warp_m != 32 && c.warp_m != 64 && c.warp_m != 128 && !(v2 && c.warp_m == 96))
       return v2 ? "wgmma2: warp_m (a CTA's rows, the MMA width) 32, 64, 96 or 128"
                 : "wgmma: warp_m (a CTA's rows, the MMA width) 32, 64 or 128";
-    if (v2 && ((c.block_m != c.warp_m && c.block_m != 2 * c.warp_m) || c.block_m > 192))
-      return "wgmma2: block_m (a CTA's tokens, at most 192) is one or two token groups of warp_m; no clusters";
-    // A block whose second group is padding only runs wide: twice the CTA's rows of W, so the tiles pair up.
-    if (v2 && c.block_m == 2 * c.warp_m && (p.inter_dim % (2 * c.block_n1) || p.model_dim % (2 * c.block_n2)))
-      return "wgmma2: with two token groups inter_dim and model_dim must be multiples of twice the CTA's rows of W";
+    if (v2 && ((c.block_m != c.warp_m && c.block_m != 2 * c.warp_m) || c.block_m > 128))
+      return "wgmma2: block_m (a CTA's tokens, at most 128) is one or two token groups of warp_m; no clusters";
     if (v2 && c.split_k != 1) return "wgmma2: split-K 1 (its persistent grid walks the whole K of each tile)";
     if (c.block_m % c.warp_m || (c.cluster() != 1 && c.cluster() != 2 && c.cluster() != 4))
       return "wgmma: block_m must be 1, 2 or 4 CTAs' warp_m (a cluster)";

@@ -383,7 +383,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     TensorMap w;
   } t1, t2;
   // NOTE: mirrors tt::MoeStageTma2Args: wgmma2 also takes its input rows (sorted) as [padded rows, k] bytes by TMA,
-  // in boxes of 128 bytes of K x warp_m rows (a token group).
+  // in boxes of 128 bytes of K x block_m rows.
   struct Tma2Args {
     StageArgs p;
     TensorMap w;
@@ -397,7 +397,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                          c.block_n1 / c.cluster());
   }
   if (sorted_inputs)
-    u1 = Tma2Args{s1, t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.warp_m), ld};
+    u1 = Tma2Args{s1, t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.block_m), ld};
   {
     void* params[] = {sorted_inputs ? static_cast<void*>(&u1) : tma ? static_cast<void*>(&t1) : static_cast<void*>(&s1)};
     LaunchDims d;
@@ -429,7 +429,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                          c.block_n2 / c.cluster());
   }
   if (sorted_inputs)
-    u2 = Tma2Args{s2, t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.warp_m), ld};
+    u2 = Tma2Args{s2, t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld};
   {
     void* params[] = {sorted_inputs ? static_cast<void*>(&u2) : tma ? static_cast<void*>(&t2) : static_cast<void*>(&s2)};
     LaunchDims d;

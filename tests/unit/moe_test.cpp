@@ -316,39 +316,18 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   wide6.stages = 6;
   EXPECT_NE(why(glm(336), wide6, sm90).find("shared memory"), std::string::npos);
   auto wide_cluster = wide;
-  wide_cluster.block_m = 288;
+  wide_cluster.block_m = 192;
   EXPECT_NE(why(glm(336), wide_cluster, sm90).find("clusters"), std::string::npos);
   // Two token groups: block_m tokens a CTA (the routing's padding, the gather, the shared memory), a consumer
   // warpgroup per 64 rows of W and group of warp_m (the MMA width, the registers).
-  // A block whose second group is padding only runs wide (twice the rows of W by the first group), so a stage holds
-  // the larger of the two tiles: here the wide one's 2 x 2 x 64 rows of W and 64 tokens.
-  const auto groups = moe::Config::from_name("fp8_m128w64_n64x128_k128_s4_wgmma2_sk1");
+  const auto groups = moe::Config::from_name("fp8_m128w64_n64x128_k128_s6_wgmma2_sk1");
   EXPECT_EQ(std::count(all.begin(), all.end(), groups), 1);
   EXPECT_EQ(why(glm(336), groups, sm90), "");
   EXPECT_EQ(groups.threads(1), 2 * 128 + 128);
   EXPECT_EQ(groups.threads(2), 4 * 128 + 128);
-  EXPECT_EQ(groups.shared_bytes(1), 4 * (2 * 2 * 64 + 64) * 128 + 1024);
-  EXPECT_EQ(groups.shared_bytes(2), 4 * (2 * 128 + 64) * 128 + 1024);
-  EXPECT_EQ(moe::kernels(groups, 64)[3].name_expression, "tt::moe_stage_wgmma2<2, 128, 64, 128, 4, long long>");
-  auto groups6 = groups;
-  groups6.stages = 6;  // 6 x 40 KB
-  EXPECT_NE(why(glm(336), groups6, sm90).find("shared memory"), std::string::npos);
-  // Paired tiles: twice the CTA's rows of W must divide both dimensions.
-  auto odd_model = glm(336);
-  odd_model.model_dim = 6272;  // 49 stage-2 tiles of 128 rows: not pairs of 256
-  EXPECT_NE(why(odd_model, groups, sm90).find("multiples of twice"), std::string::npos);
-  // Two groups of 96: an expert of up to 192 slots on one read of each W tile (M 257..512 balanced), 44 KB stages.
-  const auto g96 = moe::Config::from_name("fp8_m192w96_n64x64_k128_s4_wgmma2_sk1");
-  EXPECT_EQ(std::count(all.begin(), all.end(), g96), 1);
-  EXPECT_EQ(why(glm(336), g96, sm90), "");
-  EXPECT_EQ(why(glm(4096), g96, sm90), "");
-  EXPECT_EQ(g96.threads(1), 3 * 128);
-  EXPECT_EQ(g96.shared_bytes(1), 4 * (2 * 2 * 64 + 96) * 128 + 1024);
-  EXPECT_EQ(g96.shared_bytes(2), 4 * (64 + 192) * 128 + 1024);
-  EXPECT_EQ(moe::kernels(g96, 32)[2].name_expression, "tt::moe_stage_wgmma2<1, 192, 96, 64, 4, int>");
-  auto g96_wide = g96;
-  g96_wide.block_n2 = 128;  // 4 consumer warpgroups of 96 + 32 registers: 640 threads leave 104
-  EXPECT_NE(why(glm(336), g96_wide, sm90).find("registers"), std::string::npos);
+  EXPECT_EQ(groups.shared_bytes(1), 6 * (2 * 64 + 128) * 128 + 1024);
+  EXPECT_EQ(groups.shared_bytes(2), 6 * (128 + 128) * 128 + 1024);
+  EXPECT_EQ(moe::kernels(groups, 64)[3].name_expression, "tt::moe_stage_wgmma2<2, 128, 64, 128, 6, long long>");
   auto groups3 = groups;
   groups3.block_m = 192;
   EXPECT_NE(why(glm(336), groups3, sm90).find("two token groups"), std::string::npos);
