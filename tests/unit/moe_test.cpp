@@ -410,8 +410,11 @@ TEST(MoeConfig, FusedVariantIsOneKernelForDecode) {
   // One partial plane per 128 columns of inter_dim (GLM-5: 16), whatever split_k says.
   EXPECT_EQ(moe::splits(glm(4), c), 16);
   EXPECT_EQ(moe::workspace_bytes(glm(4), c), 16u * 4 * 8 * 6144 * 4);
-  for (const auto& b : moe::index_bounds(glm(4), c))
-    if (b.buffer == "y") EXPECT_EQ(b.max_offset, 16 * 4 * 8 * 6144 - 1);
+  for (const auto& b : moe::index_bounds(glm(4), c)) {
+    if (b.buffer == "y") {
+      EXPECT_EQ(b.max_offset, 16 * 4 * 8 * 6144 - 1);
+    }
+  }
   Target sm90 = Target::from_arch("sm_90a");
   sm90.cu_count = 132;
   auto why = [&](const moe::Problem& p, const moe::Config& cc, const Target& t) {
