@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 22, call 2: the profile tune on .carry (every wgmma2 MoE verdict re-keyed by the template's change; the rest
+# Session 22 (never ran: call1_2.sh ran it only if the candidate won, and it lost): the profile tune on .carry (every wgmma2 MoE verdict re-keyed by the template's change; the rest
 # resumed from runs/glm5.db.gz, or RESUME=1 from the last call's), then the MoE half of issue 6's benchmark on its tables, in the same call.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
