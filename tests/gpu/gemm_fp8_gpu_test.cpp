@@ -41,8 +41,7 @@ class GemmFp8Gpu : public ::testing::Test {
   /// Launches `c` twice on NaN-poisoned output (the second launch checks the split-K counters were reset),
   /// checks the guard bands of every buffer and compares with the Eigen reference.
   gemm_fp8::Comparison run(const gemm_fp8::Problem& p, const gemm_fp8::Config& c, int bits, std::uint64_t seed) {
-    const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
-    gemm_fp8::Workload w(p, seed, 1, ws);
+    gemm_fp8::Workload w(p, seed, 1, gemm_fp8::workspace_bytes(p, c));
     Stream s;
     const std::vector<const Module*> pipeline = {&module_for(c, bits)};
     gemm_fp8::Comparison cmp[2];
@@ -89,6 +88,10 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n192k128_w64x192_s4_tma2_sk1",  "m64n192k128_w64x192_s6_tma2_sk1",  "m64n256k128_w64x128_s4_tma2_sk1",
     "m128n128k128_w64x64_s4_tma2_sk1",   "m64n64k128_w64x64_s6_tma2_sk2",    "m128n192k128_w64x192_s4_tma2_sk2",
     "m64n128k128_w64x128_s4_tma2_sk4",
+    // stream-K over 132 CTAs: tiles split across CTAs at any unit (partials summed by the tile's last CTA), whole
+    // tiles, CTAs with no units (1 x 1000 x 272: 8 tiles of 3 K blocks), 192 wide across a scale-block boundary
+    "m128n128k128_w64x128_s4_streamk_p132_sk1", "m64n64k128_w64x64_s4_streamk_p132_sk1",
+    "m128n192k128_w64x192_s4_streamk_p132_sk1", "m64n256k128_w64x128_s4_streamk_p132_sk1",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);
@@ -243,8 +246,7 @@ TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
         std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
         continue;
       }
-      const std::size_t ws = c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
-      gemm_fp8::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), ws);
+      gemm_fp8::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), gemm_fp8::workspace_bytes(p, c));
       Stream s;
       const std::vector<const Module*> pipeline = {&module_for(c, 32)};
       w.poison_output();

@@ -33,9 +33,7 @@ struct GemmFp8Traits {
   }
   static std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) { return gemm_fp8::index_bounds(p, c); }
   static std::vector<KernelSource> kernels(const Config& c, int bits) { return gemm_fp8::kernels(c, bits); }
-  static std::size_t workspace_bytes(const Problem& p, const Config& c) {
-    return c.split_k > 1 ? static_cast<std::size_t>(c.split_k) * p.m * p.n * 4 : 0;
-  }
+  static std::size_t workspace_bytes(const Problem& p, const Config& c) { return gemm_fp8::workspace_bytes(p, c); }
   static ToleranceSpec tolerance(const Problem&) { return kToleranceFp8Block128; }
   static std::int64_t lookup_n(const Problem& p) { return p.n; }
   static std::unique_ptr<Workload> make_workload(const Problem& p, std::uint64_t seed, int sets, std::size_t ws) {
