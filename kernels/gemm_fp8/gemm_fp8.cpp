@@ -17,7 +17,7 @@ const std::pair<Fp8, const char*> kFp8Torch[] = {{Fp8::kE4m3fn, "torch.float8_e4
                                                  {Fp8::kE4m3fnuz, "torch.float8_e4m3fnuz"}};
 const std::pair<Math, const char*> kMathNames[] = {
   {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kTma, "tma"},
-  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}, {Math::kStreamK, "streamk"}};
+  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}};
 // clang-format on
 }  // namespace
 
@@ -58,7 +58,7 @@ Config Config::from_name(const std::string& name) {
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|streamk|skinny[_p<CTAS>]_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|skinny[_p<CTAS>]_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -125,7 +125,7 @@ constexpr int kTmaStages[] = {4, 6, 8};
 // tiles' staged output tile does not fit beside 6.
 constexpr int kTma2Stages[] = {4};
 constexpr int kTmaSplits[] = {1, 2, 4};
-// Persistent TMA grids and stream-K: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
+// Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
 // skinny (M <= block_m): block_n columns per block, warp_n per warp, block_k = 512 x unroll.
 constexpr int kSkinnyRows[] = {1, 2, 4, 8, 16};
@@ -166,12 +166,6 @@ std::vector<Config> enumerate() {
   for (const Tile& t : kTmaTiles)
     for (int s : kTma2Stages)
       for (int sk : kTmaSplits) add(t, 128, s, Math::kTma2, sk);
-  for (const Tile& t : kTmaTiles)
-    for (int s : kTma2Stages)
-      for (int ctas : kTmaPersistentCtas) {
-        add(t, 128, s, Math::kStreamK, 1);
-        out.back().persistent = ctas;
-      }
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -199,17 +193,10 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
   const bool tma = c.tma();
   if (tma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
-  if ((c.math == Math::kTma2 || c.math == Math::kStreamK) && c.warp_n != 64 && c.warp_n != 128 && c.warp_n != 192)
-    return name_of(kMathNames, c.math) + ": warp_n 64, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
+  if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 128 && c.warp_n != 192)
+    return "tma2: warp_n 64, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
-  if (c.math == Math::kStreamK) {
-    if (c.persistent <= 0 || c.split_k != 1) return "stream-K: a persistent grid of CTAs (_p<CTAS>) and split-K 1";
-    if (t.cu_count > 0 && c.persistent != t.cu_count)
-      return "stream-K over " + std::to_string(c.persistent) + " CTAs: the target has " + std::to_string(t.cu_count) + " SMs";
-    // NOTE: a speed rule, like split-K's: stream-K evens out a few waves' last one; over many its fixups only cost.
-    if (t.cu_count > 0 && tiles >= 4 * static_cast<std::int64_t>(t.cu_count))
-      return "stream-K only pays when output tiles (" + std::to_string(tiles) + ") < 4x CUs (" + std::to_string(t.cu_count) + ")";
-  } else if (c.persistent > 0) {
+  if (c.persistent > 0) {
     if (c.math != Math::kTma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
     if (t.cu_count > 0 && c.persistent != t.cu_count)
       return "persistent over " + std::to_string(c.persistent) + " CTAs: the target has " + std::to_string(t.cu_count) + " SMs";
@@ -265,7 +252,6 @@ std::vector<BufferBound> index_bounds(const Problem& p, const Config& c) {
 }
 
 std::size_t workspace_bytes(const Problem& p, const Config& c) {
-  if (c.math == Math::kStreamK) return std::size_t{2} * c.persistent * c.block_m * c.block_n * sizeof(float);
   return c.split_k > 1 ? static_cast<std::size_t>(c.split_k * p.m * p.n) * sizeof(float) : 0;
 }
 
@@ -286,10 +272,6 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.source = "#include \"gemm_fp8_tma2.h\"\n";
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression = "tt::gemm_fp8_blockscale_tma2<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
-  } else if (c.math == Math::kStreamK) {
-    k.source = "#include \"gemm_fp8_streamk.h\"\n";
-    k.parameters = "const tt::Fp8GemmTmaArgs";
-    k.name_expression = "tt::gemm_fp8_blockscale_streamk<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

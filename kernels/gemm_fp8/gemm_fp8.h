@@ -53,9 +53,8 @@ struct Problem {
 /// warp-specialized TMA + wgmma (sm_90a: a producer warpgroup and a consumer warpgroup per 64 x warp_n), and
 /// the skinny kernel for M <= block_m (block_k = 512 x unroll, warp_n columns per warp), and tma2: the TMA
 /// kernel with a CTA per tile, its promotion's column blocks fixed at compile time and its bf16 tile stored through
-/// shared memory in 16-byte rows (tt::gemm_fp8_blockscale_tma2), and stream-K: tma2's MMAs over a persistent grid
-/// (`persistent` CTAs, one an SM) sharing the (tile, K block) units evenly (tt::gemm_fp8_blockscale_streamk).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5, kStreamK = 6 };
+/// shared memory in 16-byte rows (tt::gemm_fp8_blockscale_tma2).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 128;  // block_k: one scale block for the tiled kernels
@@ -63,11 +62,10 @@ struct Config {
   int stages = 0;
   Math math = Math::kTensorCore;
   int split_k = 1;  // run-time: does not change the code object
-  int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile.
-                       // Stream-K: the CTAs sharing the units (required)
+  int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile
 
   /// The TMA producer + wgmma consumer kernels (sm_90a only).
-  bool tma() const { return math == Math::kTma || math == Math::kTma2 || math == Math::kStreamK; }
+  bool tma() const { return math == Math::kTma || math == Math::kTma2; }
 
   /// Mirrors TT_FP8_THREADS.
   int threads() const {
@@ -83,8 +81,7 @@ struct Config {
     const bool swizzled = math == Math::kWgmma || tma();
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
   }
-  /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent, "..._streamk_p132_sk1"): stable, parsed
-  /// back by from_name().
+  /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);
   nlohmann::json to_json() const;
@@ -99,7 +96,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
 /// Splits K evenly into multiples of 128 (a split never cuts a scale block).
 std::int64_t k_per_split(const Problem& p, const Config& c);
 std::vector<BufferBound> index_bounds(const Problem& p, const Config& c);
-/// fp32 workspace a launch needs: split-K's partial planes, or stream-K's two tile slots a CTA; 0 for none.
+/// fp32 workspace a launch needs: split-K's partial planes; 0 for none.
 std::size_t workspace_bytes(const Problem& p, const Config& c);
 
 /// The pipeline: one kernel; `index_bits` picks the 32- or 64-bit address arithmetic instance. The fp8

@@ -180,12 +180,10 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
 void Workload::launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s) {
   TUNETAB_ASSERT(pipeline.size() == 1, "gemm_fp8_blockscale is a one-kernel pipeline");
   Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
-  TUNETAB_ASSERT(workspace_.bytes() >= workspace_bytes(p_, c), "split-K or stream-K workspace too small");
-  // Stream-K's kernel reads its CTA count where split-K's reads the splits.
-  const int splits = c.math == Math::kStreamK ? c.persistent : c.split_k;
+  TUNETAB_ASSERT(workspace_.bytes() >= workspace_bytes(p_, c), "split-K workspace too small");
   Fp8GemmArgs args{{st.a.get(), st.b.get(), st.c.get(), static_cast<float*>(workspace_.get()),
                     static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
-                    static_cast<int>(p_.k), splits, static_cast<int>(k_per_split(p_, c))},
+                    static_cast<int>(p_.k), c.split_k, static_cast<int>(k_per_split(p_, c))},
                    static_cast<const float*>(st.a_scale.get()), static_cast<const float*>(st.b_scale.get()),
                    static_cast<int>(p_.scale_k()), p_.in == Fp8::kE4m3fnuz ? 1 : 0};
   void* params[] = {&args};
@@ -209,7 +207,6 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(c.persistent, std::int64_t{d.grid[0]} * d.grid[1]));
     d.grid[1] = 1;
   }
-  if (c.math == Math::kStreamK) d.grid[0] = static_cast<unsigned>(c.persistent), d.grid[1] = d.grid[2] = 1;
   d.block[0] = static_cast<unsigned>(c.threads());
   d.shared_bytes = static_cast<unsigned>(c.shared_bytes());
   tunetab::launch(*pipeline[0], d, s, params);

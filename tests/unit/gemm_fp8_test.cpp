@@ -204,30 +204,12 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers, h200).value_or("").find("persistent"), std::string::npos);
   auto tma2_wide = gemm_fp8::Config::from_name("m64n256k128_w64x256_s4_tma2_sk1");
   EXPECT_NE(gemm_fp8::why_unsupported(p, tma2_wide, sm90).value_or("").find("warp_n"), std::string::npos);
-  // Stream-K: tma2's tiles over a persistent grid of one CTA an SM sharing the units, a header of its own; its
-  // workspace is two tile slots a CTA, whatever M; it pays only while the tiles fill few waves.
-  const auto sk = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_streamk_p132_sk1");
-  EXPECT_EQ(sk.math, gemm_fp8::Math::kStreamK);
-  EXPECT_EQ(sk.persistent, 132);
-  EXPECT_EQ(sk.name(), "m128n128k128_w64x128_s4_streamk_p132_sk1");
-  EXPECT_EQ(sk.threads(), 3 * 128);
-  EXPECT_EQ(std::count(space.begin(), space.end(), sk), 1);
-  const auto ksk = gemm_fp8::kernels(sk, 32)[0];
-  EXPECT_EQ(ksk.name_expression, "tt::gemm_fp8_blockscale_streamk<128, 128, 128, 4, int>");
-  EXPECT_NE(ksk.source.find("gemm_fp8_streamk.h"), std::string::npos);
-  EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, sk), 2u * 132 * 128 * 128 * 4);
+  // The workspace: split-K's partial planes, none without.
   EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2), 0u);
-  const auto bounds = gemm_fp8::index_bounds({336, 3072, 6144}, sk);
-  EXPECT_EQ(bounds.back().buffer, "workspace");
-  EXPECT_EQ(bounds.back().max_offset, 2 * 132 * 128 * 128 - 1);
-  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, sk, h200));  // 72 tiles
-  EXPECT_NE(gemm_fp8::why_unsupported({4096, 6144, 2048}, sk, h200).value_or("").find("< 4x CUs"), std::string::npos);
-  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, sk, h100_pcie).value_or("").find("114 SMs"), std::string::npos);
-  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, sk, gfx942).value_or("").find("TMA"), std::string::npos);
-  auto sk_none = sk;
-  sk_none.persistent = 0;
-  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, sk_none, sm90).value_or("").find("persistent grid"), std::string::npos);
-  EXPECT_THROW(gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_streamx_p132_sk1"), Error);
+  auto tma2_sk2 = tma2;
+  tma2_sk2.split_k = 2;
+  EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2_sk2), 2u * 336 * 3072 * 4);
+  EXPECT_EQ(gemm_fp8::index_bounds({336, 3072, 6144}, tma2_sk2).back().max_offset, 2 * 336 * 3072 - 1);
   // K in 16-byte vectors; skinny only up to its rows; split-K in whole scale blocks.
   EXPECT_NE(gemm_fp8::why_unsupported({16, 64, 200}, mma, sm90).value_or("").find("multiple of 16"), std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({2, 64, 256}, skinny, sm90).value_or("").find("M <= 1"), std::string::npos);
