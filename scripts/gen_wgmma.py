@@ -2,7 +2,8 @@
 """Writes the wgmma wrappers (inline PTX needs one operand list per N): bf16 m64nNk16 with A and B from shared
 memory for templates/gemm_bf16.h; with --fp8, e4m3 m64nNk32 from shared memory (and a flag: accumulate or
 overwrite) for templates/tt_async.h; with --fp8-wide, more e4m3 widths as explicit specializations of tt_async.h's
-wgmma_fp8 for templates/moe_wgmma2.h (a new header keeps the code keys of the kernels that include tt_async.h).
+wgmma_fp8 for templates/moe_wgmma2.h and templates/gemm_fp8_tma2.h (new headers keep the code keys of the kernels
+that include tt_async.h).
 Usage: python3 scripts/gen_wgmma.py [--fp8|--fp8-wide] > /tmp/w.h, then paste between the file's markers."""
 import sys
 from dataclasses import dataclass

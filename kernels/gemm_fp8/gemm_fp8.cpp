@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <regex>
+#include <span>
 #include <utility>
 
 #include "kernels/tolerance.h"
@@ -124,6 +125,13 @@ constexpr int kTmaStages[] = {4, 6, 8};
 // on the H200, 6 was never faster than 4 on any tile at six shapes (docs/performance.md, session 15), and its wide
 // tiles' staged output tile does not fit beside 6.
 constexpr int kTma2Stages[] = {4};
+// tma2 only: two consumer warpgroups of 96 columns, where one 192 wide waits on its own MMAs (ncu at 336 x 3072 x
+// 6144, session 23). On the H200 they were 6-10% faster than the exported rows at M 256-512 and 1.2-1.3x slower
+// at M >= 1024 (docs/performance.md, session 23).
+constexpr Tile kTma2ExtraTiles[] = {
+  {  64,     192,     64,    96 },
+  { 128,      96,     64,    96 },
+};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -163,9 +171,10 @@ std::vector<Config> enumerate() {
         out.back().persistent = ctas;
       }
     }
-  for (const Tile& t : kTmaTiles)
-    for (int s : kTma2Stages)
-      for (int sk : kTmaSplits) add(t, 128, s, Math::kTma2, sk);
+  for (const auto& tiles : {std::span<const Tile>(kTmaTiles), std::span<const Tile>(kTma2ExtraTiles)})
+    for (const Tile& t : tiles)
+      for (int s : kTma2Stages)
+        for (int sk : kTmaSplits) add(t, 128, s, Math::kTma2, sk);
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -193,8 +202,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (p.k % 16 != 0) return "K (" + std::to_string(p.k) + ") must be a multiple of 16 (16-byte fp8 row vectors)";
   const bool tma = c.tma();
   if (tma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
-  if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 128 && c.warp_n != 192)
-    return "tma2: warp_n 64, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
+  if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128 && c.warp_n != 192)
+    return "tma2: warp_n 64, 96, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
   if (c.persistent > 0) {
     if (c.math != Math::kTma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
@@ -216,6 +225,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
       return "TMA: a consumer thread needs about " + std::to_string(need) + " registers, " + std::to_string(c.threads()) +
              " threads have " + std::to_string(have);
   }
+  if (c.math == Math::kTma && c.warp_n != 64 && c.warp_n != 128 && c.warp_n != 192)
+    return "tma: warp_n 64, 128 or 192 (tt_async.h's wgmma_fp8 widths)";
   if (t.nvidia && p.in == Fp8::kE4m3fnuz && (c.math == Math::kTensorCore || c.math == Math::kWgmma || tma))
     return "e4m3fnuz is an AMD format: NVIDIA fp8 tensor cores take e4m3fn (the simt and skinny paths decode it)";
   if (c.math == Math::kSkinny && p.m > c.block_m)

@@ -88,6 +88,9 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n192k128_w64x192_s4_tma2_sk1",  "m64n192k128_w64x192_s6_tma2_sk1",  "m64n256k128_w64x128_s4_tma2_sk1",
     "m128n128k128_w64x64_s4_tma2_sk1",   "m64n64k128_w64x64_s6_tma2_sk2",    "m128n192k128_w64x192_s4_tma2_sk2",
     "m64n128k128_w64x128_s4_tma2_sk4",
+    // tma2 with two 96-column consumers: n0 % 128 of 0, 32, 64 or 96 (one block, or crossing after 4 or 8 fragment
+    // columns), in 192- and 96-wide tiles, and split-K
+    "m64n192k128_w64x96_s4_tma2_sk1",    "m128n96k128_w64x96_s4_tma2_sk1",   "m128n96k128_w64x96_s4_tma2_sk2",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

@@ -204,6 +204,18 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers, h200).value_or("").find("persistent"), std::string::npos);
   auto tma2_wide = gemm_fp8::Config::from_name("m64n256k128_w64x256_s4_tma2_sk1");
   EXPECT_NE(gemm_fp8::why_unsupported(p, tma2_wide, sm90).value_or("").find("warp_n"), std::string::npos);
+  // tma2 alone has warp_n 96 (two consumers of 96 columns, its own wgmma wrapper): m64n192 and m128n96, splits
+  // 1, 2, 4; tma's header has no 96-wide MMA, so the name is refused there.
+  const auto w96 = gemm_fp8::Config::from_name("m128n96k128_w64x96_s4_tma2_sk2");
+  EXPECT_EQ(w96.threads(), 3 * 128);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, w96, h200));
+  EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, int>");
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 6);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(),
+                          [](const auto& c) { return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2; }), 0);
+  auto tma_w96 = w96;
+  tma_w96.math = gemm_fp8::Math::kTma;
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma_w96, h200).value_or("").find("warp_n"), std::string::npos);
   // The workspace: split-K's partial planes, none without.
   EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2), 0u);
   auto tma2_sk2 = tma2;
