@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 24, call 2: the profile tune resumed from runs/glm5.db.gz (call 1's database, committed) until it
 # finishes, then the dense FP8 half of issue 6's benchmark on its tables against cuBLASLt in the same call, then
-# gpu_check's end-to-end tune and safety tests on the same binaries, each only if the step before it passed and
+# the changed rows' configs timed against session 21's, then gpu_check's end-to-end tune and safety tests on the same binaries, each only if the step before it passed and
 # the call has time left (END_S).
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -16,6 +16,16 @@ if [ $rc -eq 0 ] && [ $((end - (SECONDS - t0))) -ge 100 ]; then
   echo "bench rc=$? $((SECONDS - t0)) s"; grep -E "^\|" "$OUT/bench.out" | head -n 40
   tar czf "$OUT/b.tgz" -C "$OUT" b && rm -rf "$OUT/b"
 fi
+# The rows the re-tune changed at M <= 512: the new row's config against session 21's, same binary, same call.
+spec="512,2624,6144:m128n96k128_w64x96_s4_tma2_sk1,m64n192k128_w64x192_s4_tma2_sk1"
+spec="$spec;512,3072,6144:m128n128k128_w64x128_s4_tma2_sk1,m64n192k128_w64x192_s4_tma2_sk1"
+spec="$spec;256,6144,256:m128n96k128_w64x96_s4_tma2_sk1,m128n128k128_w64x128_s4_tma2_sk1"
+spec="$spec;256,6144,1536:m128n96k128_w64x96_s4_tma2_sk1,m64n192k128_w64x192_s4_tma2_sk1"
+spec="$spec;256,6144,2048:m128n96k128_w64x96_s4_tma2_sk1,m64n192k128_w64x192_s4_tma2_sk1"
+spec="$spec;336,3072,6144:m128n96k128_w64x96_s4_tma2_sk1,m64n192k128_w64x192_s4_tma2_sk1"
+TUNETAB_TIME_FP8="$spec" timeout 90 .carry/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.TimeConfigs*' > "$OUT/rows_time.log" 2>&1
+echo "time rc=$? $((SECONDS - t0)) s"
+grep -E "^TIME|Failure|FAILED" "$OUT/rows_time.log" | sed -E 's/,in=e4m3fn,out=bf16,scale=1x128x128//; s/ min_us.*//; s/k128_w/_w/'
 left=$((end - (SECONDS - t0)))
 if [ $left -ge 200 ]; then
   BIN=.carry PARTS="e2e safety" timeout $left bash scripts/gpu_check.sh > "$OUT/gpu_check.out" 2>&1
