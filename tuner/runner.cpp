@@ -626,8 +626,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           if (!aj) continue;
           const std::int64_t pid = store.upsert_problem(ops.family(), ops.key(problems[*aj]), problems[*aj].dump());
           std::vector<std::string> names;
-          for (const auto& r : current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled)))
-            names.push_back(store.config_name(r.config_id));
+          for (const std::int64_t id :
+               anchor_ranking(current_passed(store, device_id, pid, version, current_code_keys(ops, plans[*aj], compiled))))
+            names.push_back(store.config_name(id));
           ranked.push_back(std::move(names));
           std::set<std::string> sup;
           for (const Candidate& c : plans[*aj])

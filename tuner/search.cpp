@@ -1,6 +1,7 @@
 #include "tuner/search.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -36,6 +37,14 @@ std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size
   std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) { return median_us[a] < median_us[b]; });
   idx.resize(std::min(n, idx.size()));
   return idx;
+}
+
+std::vector<std::int64_t> anchor_ranking(const std::vector<db::ResultRecord>& passed) {
+  std::vector<double> median_us;
+  for (const auto& r : passed) median_us.push_back(r.median_us.value_or(std::numeric_limits<double>::infinity()));
+  std::vector<std::int64_t> out;
+  for (std::size_t i : fastest(median_us, median_us.size())) out.push_back(passed[i].config_id);
+  return out;
 }
 
 std::vector<std::string> tiered_configs(const std::vector<std::vector<std::string>>& anchor_ranked,

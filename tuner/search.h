@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "db/store.h"
 #include "kernels/gemm/gemm.h"
 
 namespace tunetab {
@@ -25,6 +26,13 @@ std::vector<KernelSource> needed_kernels(const std::vector<std::vector<GemmCandi
 
 /// The `n` fastest by screen time, for the final re-time.
 std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size_t n);
+
+/// An anchor row's passing results as the tiered search ranks them: fastest median first, screened and re-timed
+/// alike (ties in their given order). NOTE: not db::rank_row's order, which puts every re-timed ("final") result
+/// first: a resumed tune keeps earlier runs' finals, and they would crowd configs new to the space out of an
+/// anchor's best (session 24: a 96-wide FP8 tile 5th by median at M=4096 was 9th behind stale finals, and the
+/// M=512 row between the anchors never tried it).
+std::vector<std::int64_t> anchor_ranking(const std::vector<db::ResultRecord>& passed);
 
 /// Tiered search: the configs a row between anchor rows tries, in order: the `keep` fastest passing configs
 /// of each nearest anchor (`anchor_ranked`, fastest first), then every config of `supported_here` that no

@@ -127,6 +127,26 @@ TEST(TunePlan, TieredSearchTakesTheAnchorsBestAndWhatTheyCouldNotRun) {
   EXPECT_EQ(tiered_configs({}, {}, {"q"}, 8), (std::vector<std::string>{"q"}));  // no anchor: all it supports
 }
 
+TEST(TunePlan, AnAnchorsBestAreItsFastestMediansNotItsFinalsFirst) {
+  // A resumed tune's anchor holds earlier runs' re-timed results (finals) beside this run's screens: the tiered
+  // search ranks them all by median (db::rank_row, for the exported row, puts the finals first).
+  auto rec = [](std::int64_t config, double us, const char* phase) {
+    db::ResultRecord r;
+    r.config_id = config;
+    r.median_us = us;
+    r.timing_phase = phase;
+    r.disposition = db::Disposition::kPassed;
+    return r;
+  };
+  std::vector<db::ResultRecord> passed = {rec(1, 12.0, "final"), rec(2, 9.5, "screen"), rec(3, 10.0, "final"),
+                                          rec(4, 30.0, "final"), rec(5, 11.0, "screen")};
+  EXPECT_EQ(anchor_ranking(passed), (std::vector<std::int64_t>{2, 3, 5, 1, 4}));
+  db::rank_row(passed);
+  EXPECT_EQ(passed.front().config_id, 3);  // the export's order: finals first
+  EXPECT_EQ(passed[3].config_id, 2);
+  EXPECT_TRUE(anchor_ranking({}).empty());
+}
+
 TEST(TunePlan, KeysWithoutAFamilyAreClearErrorsOrSkipped) {
   // GLM-4.5 with per-token FP8: neither its GEMMs nor its fused MoE have a tunetab family.
   const auto matrix = matrix_of("profiles/glm-4.5-fp8-per-token-tp8.cfg");
