@@ -83,14 +83,15 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     // persistent over 132 CTAs: at 336 x 6144 the 64 x 64 tiles are 576, four or five per CTA
     "m64n64k128_w64x64_s4_tma_p132_sk1", "m128n128k128_w64x64_s6_tma_p132_sk1", "m128n192k128_w64x192_s4_tma_p132_sk1",
     // tma2 (its tile through shared memory): 192 wide across a column-block boundary after 8 or 16 fragment
-    // columns (n0 % 128 of 64 or 0), 256 wide in two warpgroups; split-K's direct partials and its own finish
-    // (16-byte quads, scalar ones where N % 4 != 0), also with the producer's registers given up (192 wide)
+    // columns (n0 % 128 of 64 or 0), 256 wide in two warpgroups; split-K's partial planes summed by the tile's last
+    // split (8-byte pairs, scalar ones where N is odd), also with the producer's registers given up (192 wide)
     "m128n192k128_w64x192_s4_tma2_sk1",  "m64n192k128_w64x192_s6_tma2_sk1",  "m64n256k128_w64x128_s4_tma2_sk1",
     "m128n128k128_w64x64_s4_tma2_sk1",   "m64n64k128_w64x64_s6_tma2_sk2",    "m128n192k128_w64x192_s4_tma2_sk2",
     "m64n128k128_w64x128_s4_tma2_sk4",
     // tma2 with two 96-column consumers: n0 % 128 of 0, 32, 64 or 96 (one block, or crossing after 4 or 8 fragment
     // columns), in 192- and 96-wide tiles, and split-K
     "m64n192k128_w64x96_s4_tma2_sk1",    "m128n96k128_w64x96_s4_tma2_sk1",   "m128n96k128_w64x96_s4_tma2_sk2",
+    "m64n192k128_w64x96_s4_tma2_sk4",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);
