@@ -100,11 +100,14 @@ __device__ __forceinline__ void fp8_promote(float (&acc)[kWarpN / 2], const floa
 /// the split's partial plane and count the tile's arrivals (one thread, gpu-scope release and acquire); the
 /// consumers of the last split to arrive read every split's fragments back in split order (the sum does not
 /// depend on the arrival order) and store the tile as split-K 1 does.
-// NOTE: the bf16 family's splitk_finish (the portable path's) fenced with __threadfence in every thread and read
-// one volatile float per thread at a time: on the H200 each tma2 split-K CTA paid ~12 us for it whatever its K
-// (session 25: 128 x 512 x 6144, m64n64, split-K 8: 14.5 us against 2 us of K blocks).
+// NOTE: the bf16 family's splitk_finish (the portable path's) fences with __threadfence in every thread and reads
+// one volatile float per thread at a time. With it tma2's split-K ran 2-4x slower than split-K 1 on the H200, and
+// one wave of split-K 8 CTAs of 6 K blocks took as long as split-K 1's 48 (session 25: 128 x 512 x 6144, m64n64,
+// 14.5 against 14.8 us); with this finish split-K 2 and 4 ran 1.3-2.8x faster.
+// kSplitK: the launch has split-K > 1 (the host picks it). Split-K 1 compiles without the partials' code: in one
+// kernel with it, split-K 1 ran 1-9% slower on the H200 (session 25, interleaved A/B).
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, bool kSplitK, typename Index>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
@@ -130,7 +133,7 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   const int k_begin = split * g.k_per_split;  // a multiple of 128
   const int k_end = imin(g.k, k_begin + g.k_per_split);
   const int k_tiles = k_end > k_begin ? (k_end - k_begin + kBlockK - 1) / kBlockK : 0;
-  float* partial = g.splits > 1 ? g.workspace + static_cast<Index>(split) * static_cast<Index>(g.m) * static_cast<Index>(g.n) : nullptr;
+  float* partial = kSplitK ? g.workspace + static_cast<Index>(split) * static_cast<Index>(g.m) * static_cast<Index>(g.n) : nullptr;
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
   __shared__ u64 full_bar[kStages], empty_bar[kStages];
@@ -211,7 +214,7 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       }
     }
     // Fragment element j*4 + e is row r_tile + (e / 2) * 8, column c_wg + j*8 + (lane % 4)*2 + e % 2.
-    if (partial) {
+    if constexpr (kSplitK) {
       __shared__ u32 s_is_last;
 #pragma unroll
       for (int j = 0; j < kWarpN / 8; ++j) {
@@ -294,7 +297,7 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     if (partial) partial[off] = sum;
     else g.c[off] = f32_to_bf16(sum);
   }
-  if (g.splits > 1)
+  if (kSplitK)
     splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * ((g.n + kBlockN - 1) / kBlockN) +
                                                             static_cast<int>(block_x()), bm0, bn0, tid);
 #endif

@@ -282,7 +282,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   } else if (c.math == Math::kTma2) {
     k.source = "#include \"gemm_fp8_tma2.h\"\n";
     k.parameters = "const tt::Fp8GemmTmaArgs";
-    k.name_expression = "tt::gemm_fp8_blockscale_tma2<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
+    k.name_expression = "tt::gemm_fp8_blockscale_tma2<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) +
+                        (c.split_k > 1 ? "true, " : "false, ") + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

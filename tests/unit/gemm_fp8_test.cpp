@@ -191,7 +191,7 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   const auto space = gemm_fp8::enumerate();
   EXPECT_EQ(std::count(space.begin(), space.end(), tma2), 1);
   const auto k2 = gemm_fp8::kernels(tma2, 64)[0];
-  EXPECT_EQ(k2.name_expression, "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, long long>");
+  EXPECT_EQ(k2.name_expression, "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, false, long long>");
   EXPECT_EQ(k2.parameters, "const tt::Fp8GemmTmaArgs");
   EXPECT_NE(k2.source.find("gemm_fp8_tma2.h"), std::string::npos);
   EXPECT_NE(gemm_fp8::kernels(tma, 32)[0].source.find("gemm_fp8_blockscale.h"), std::string::npos);
@@ -209,7 +209,7 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   const auto w96 = gemm_fp8::Config::from_name("m128n96k128_w64x96_s4_tma2_sk2");
   EXPECT_EQ(w96.threads(), 3 * 128);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, w96, h200));
-  EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, int>");
+  EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, true, int>");
   EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 6);
   EXPECT_EQ(std::count_if(space.begin(), space.end(),
                           [](const auto& c) { return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2; }), 0);
