@@ -106,8 +106,14 @@ __device__ __forceinline__ void fp8_promote(float (&acc)[kWarpN / 2], const floa
 // 14.5 against 14.8 us); with this finish split-K 2 and 4 ran 1.3-2.8x faster.
 // kSplitK: the launch has split-K > 1 (the host picks it). Split-K 1 compiles without the partials' code: in one
 // kernel with it, split-K 1 ran 1-9% slower on the H200 (session 25, interleaved A/B).
+/// kCtas > 0: persistent, as gemm_fp8_blockscale_tma's (a grid of at most kCtas CTAs, one an SM, walking the tiles
+/// t, t + grid, ...; N fastest; the stages and their phases run on across tiles, so the producer loads the next
+/// tile's first K blocks while the consumers store the last one). The bf16 tile then goes through a shared buffer
+/// of its own after the stages (the host counts it in the launch's shared memory). Split-K 1 only.
+// NOTE: why: at M >= 1024 with short K (512: 4 K blocks a tile; 2048: 16) tma2 stayed 1.27-1.36x slower than
+// cuBLASLt on the H200 (session 25), where each CTA's pipeline fill and epilogue are a large share of its tile.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kWarpN, int kStages, bool kSplitK, typename Index>
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, bool kSplitK, int kCtas, typename Index>
 __global__ void __launch_bounds__((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
@@ -123,12 +129,18 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   static_assert(kBlockM % 64 == 0 && kBlockM <= 256 && kBlockN <= 256 && kBlockN % kWarpN == 0 &&
                     (kWarpN == 64 || kWarpN == 96 || kWarpN == 128 || kWarpN == 192) && kStages >= 2,
                 "fp8 tma2: a warpgroup per 64 x warp_n (64, 96, 128 or 192), one box per operand");
-  static_assert(kBlockM * kLdC <= kStages * kStageBytes, "fp8 tma2: the staged output tile fits the stages");
+  static_assert(kCtas > 0 || kBlockM * kLdC <= kStages * kStageBytes, "fp8 tma2: the staged output tile fits the stages");
+  static_assert(kCtas == 0 || !kSplitK, "fp8 tma2: a persistent grid has split-K 1");
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "fp8 tma2: the fragments do not fit a consumer's registers");
   const Fp8GemmArgs& p = args.p;
   const GemmArgs& g = p.g;
   const int tid = static_cast<int>(thread_x());
-  const int bm0 = static_cast<int>(block_y()) * kBlockM, bn0 = static_cast<int>(block_x()) * kBlockN;
+  // The tiles this CTA computes: its own (kCtas 0), or every grid-th of the tiles in grid order (N fastest).
+  const int tiles_n = (g.n + kBlockN - 1) / kBlockN;
+  const int tile_first = kCtas > 0 ? static_cast<int>(block_x()) : 0;
+  const int tile_end = kCtas > 0 ? tiles_n * ((g.m + kBlockM - 1) / kBlockM) : 1;
+  auto tile_m0 = [&](int t) { return (kCtas > 0 ? t / tiles_n : static_cast<int>(block_y())) * kBlockM; };
+  auto tile_n0 = [&](int t) { return (kCtas > 0 ? t % tiles_n : static_cast<int>(block_x())) * kBlockN; };
   const int split = static_cast<int>(block_z());
   const int k_begin = split * g.k_per_split;  // a multiple of 128
   const int k_end = imin(g.k, k_begin + g.k_per_split);
@@ -138,6 +150,10 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   extern __shared__ u32x4 tt_dynamic_smem[];
   __shared__ u64 full_bar[kStages], empty_bar[kStages];
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
+  // The staged bf16 tile: in the stages, free after the last K block, or (persistent: the stages run on into the
+  // next tile) a buffer after them.
+  u8* const out_tile = kCtas > 0 ? base + kStages * kStageBytes : base;
+  const int tile_step = kCtas > 0 ? static_cast<int>(gridDim.x) : 1;
   const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
   if (tid == kConsumers * 128) {
     prefetch_tensormap(&args.a);
@@ -154,14 +170,18 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
     if (tid == kConsumers * 128) {
-      for (int i = 0; i < k_tiles; ++i) {
-        const int s = i % kStages;
-        if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
-        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
-        u8* sa = base + s * kStageBytes;
-        const int k = k_begin + i * kBlockK;
-        tma_load_2d(sa, &args.a, k, bm0, &full_bar[s]);
-        tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
+      int use = 0;  // stage uses so far, across tiles: stage use % kStages, phase use / kStages
+      for (int t = tile_first; t < tile_end; t += tile_step) {
+        const int bm0 = tile_m0(t), bn0 = tile_n0(t);
+        for (int i = 0; i < k_tiles; ++i, ++use) {
+          const int s = use % kStages;
+          if (use >= kStages) mbar_wait(&empty_bar[s], ((use / kStages) - 1) & 1);
+          mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+          u8* sa = base + s * kStageBytes;
+          const int k = k_begin + i * kBlockK;
+          tma_load_2d(sa, &args.a, k, bm0, &full_bar[s]);
+          tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
+        }
       }
     }
   } else {
@@ -169,110 +189,115 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     const int warp = (tid % 128) / 32, lane = tid % 32;
     const int kb0 = k_begin / kBlockK;
     const int r_tile = wg_m * 64 + warp * 16 + lane / 4;  // this lane's first row within the tile (and r + 8)
-    const int row0 = bm0 + r_tile;
-    const int c_wg = wg_n * kWarpN, n0 = bn0 + c_wg;
-    // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from fragment column jb on
-    // (jb = kWarpN / 8 when they lie in one block). n0 % 128 is 0 or 64 for 192 (jb 8 or 16), 0, 32, 64 or 96
-    // for 96 (jb 4 or 8 when crossing).
-    const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
-    const int jb = kOneBlock || nb_hi == nb_lo ? kWarpN / 8 : ((nb_hi << 7) - n0) / 8;
-    float acc[kWarpN / 2], tmp[kWarpN / 2];
+    const int c_wg = wg_n * kWarpN;
+    int use = 0;  // as the producer's
+    for (int t = tile_first; t < tile_end; t += tile_step) {
+      const int bm0 = tile_m0(t), bn0 = tile_n0(t);
+      const int row0 = bm0 + r_tile, n0 = bn0 + c_wg;
+      // The warpgroup's columns span at most two 128-column scale blocks: lo, and hi from fragment column jb on
+      // (jb = kWarpN / 8 when they lie in one block). n0 % 128 is 0 or 64 for 192 (jb 8 or 16), 0, 32, 64 or 96
+      // for 96 (jb 4 or 8 when crossing).
+      const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
+      const int jb = kOneBlock || nb_hi == nb_lo ? kWarpN / 8 : ((nb_hi << 7) - n0) / 8;
+      float acc[kWarpN / 2], tmp[kWarpN / 2];
 #pragma unroll
-    for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
-    for (int i = 0; i < k_tiles; ++i) {
-      const int s = i % kStages, kb = kb0 + i;
-      // The scales first: their loads overlap the wait for the stage.
-      const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
-      const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb];
-      const float sb_hi = kOneBlock ? sb_lo : p.b_scale[nb_hi * p.scale_k + kb];
-      mbar_wait(&full_bar[s], (i / kStages) & 1);
-      const u8* sa = base + s * kStageBytes;
-      const u8* sb = sa + kBlockM * kBlockK;
-      fence_operands(tmp);
-      wgmma_fence();
+      for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
+      for (int i = 0; i < k_tiles; ++i, ++use) {
+        const int s = use % kStages, kb = kb0 + i;
+        // The scales first: their loads overlap the wait for the stage.
+        const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
+        const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb];
+        const float sb_hi = kOneBlock ? sb_lo : p.b_scale[nb_hi * p.scale_k + kb];
+        mbar_wait(&full_bar[s], (use / kStages) & 1);
+        const u8* sa = base + s * kStageBytes;
+        const u8* sb = sa + kBlockM * kBlockK;
+        fence_operands(tmp);
+        wgmma_fence();
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
-        const u64 da = wgmma_desc(sa + wg_m * 64 * 128) + 2 * kk;
-        const u64 db = wgmma_desc(sb + wg_n * kWarpN * 128) + 2 * kk;
-        wgmma_fp8<kWarpN>(tmp, da, db, kk);
+        for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
+          const u64 da = wgmma_desc(sa + wg_m * 64 * 128) + 2 * kk;
+          const u64 db = wgmma_desc(sb + wg_n * kWarpN * 128) + 2 * kk;
+          wgmma_fp8<kWarpN>(tmp, da, db, kk);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_operands(tmp);
+        if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
+        const float s0_lo = sa0 * sb_lo, s1_lo = sa1 * sb_lo, s0_hi = sa0 * sb_hi, s1_hi = sa1 * sb_hi;
+        if constexpr (kWarpN == 192) {
+          if (jb == 8) fp8_promote<kWarpN, 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+          else if (jb == 16) fp8_promote<kWarpN, 16>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+          else fp8_promote<kWarpN, kWarpN / 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+        } else if constexpr (kWarpN == 96) {
+          if (jb == 4) fp8_promote<kWarpN, 4>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+          else if (jb == 8) fp8_promote<kWarpN, 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+          else fp8_promote<kWarpN, kWarpN / 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+        } else {
+          fp8_promote<kWarpN, kWarpN / 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
+        }
       }
-      wgmma_commit();
-      wgmma_wait<0>();
-      fence_operands(tmp);
-      if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
-      const float s0_lo = sa0 * sb_lo, s1_lo = sa1 * sb_lo, s0_hi = sa0 * sb_hi, s1_hi = sa1 * sb_hi;
-      if constexpr (kWarpN == 192) {
-        if (jb == 8) fp8_promote<kWarpN, 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-        else if (jb == 16) fp8_promote<kWarpN, 16>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-        else fp8_promote<kWarpN, kWarpN / 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-      } else if constexpr (kWarpN == 96) {
-        if (jb == 4) fp8_promote<kWarpN, 4>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-        else if (jb == 8) fp8_promote<kWarpN, 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-        else fp8_promote<kWarpN, kWarpN / 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-      } else {
-        fp8_promote<kWarpN, kWarpN / 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
-      }
-    }
-    // Fragment element j*4 + e is row r_tile + (e / 2) * 8, column c_wg + j*8 + (lane % 4)*2 + e % 2.
-    if constexpr (kSplitK) {
-      __shared__ u32 s_is_last;
-#pragma unroll
-      for (int j = 0; j < kWarpN / 8; ++j) {
-        const int col = n0 + j * 8 + (lane % 4) * 2;
-        partial_pair_store<Index>(g, partial, row0, col, acc[j * 4 + 0], acc[j * 4 + 1]);
-        partial_pair_store<Index>(g, partial, row0 + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
-      }
-      bar_sync_named(1, kConsumers * 128);  // every consumer's partial is stored (CTA scope) before the release
-      if (tid == 0) {
-        const int tile = static_cast<int>(block_y()) * ((g.n + kBlockN - 1) / kBlockN) + static_cast<int>(block_x());
-        fence_acq_rel_gpu();  // release: this CTA's partials before its arrival
-        const u32 arrived = atomic_add(g.counters + tile, 1u);
-        fence_acq_rel_gpu();  // acquire: the other splits' partials after their arrivals
-        s_is_last = arrived == static_cast<u32>(g.splits - 1);
-        if (s_is_last) g.counters[tile] = 0u;  // every split has arrived: reset for the next launch
-      }
-      bar_sync_named(1, kConsumers * 128);
-      if (!s_is_last) return;
-      // The planes in split order, each one's loads all in flight before they are added.
-      const Index plane = static_cast<Index>(g.m) * static_cast<Index>(g.n);
-      auto load_plane = [&](int sp, float(&dst)[kWarpN / 2]) {
-        const float* const ws = g.workspace + static_cast<Index>(sp) * plane;
+      // Fragment element j*4 + e is row r_tile + (e / 2) * 8, column c_wg + j*8 + (lane % 4)*2 + e % 2.
+      if constexpr (kSplitK) {
+        __shared__ u32 s_is_last;
 #pragma unroll
         for (int j = 0; j < kWarpN / 8; ++j) {
           const int col = n0 + j * 8 + (lane % 4) * 2;
-          partial_pair_load<Index>(g, ws, row0, col, dst[j * 4 + 0], dst[j * 4 + 1]);
-          partial_pair_load<Index>(g, ws, row0 + 8, col, dst[j * 4 + 2], dst[j * 4 + 3]);
+          partial_pair_store<Index>(g, partial, row0, col, acc[j * 4 + 0], acc[j * 4 + 1]);
+          partial_pair_store<Index>(g, partial, row0 + 8, col, acc[j * 4 + 2], acc[j * 4 + 3]);
         }
-      };
-      load_plane(0, acc);
-      for (int sp = 1; sp < g.splits; ++sp) {
-        load_plane(sp, tmp);
+        bar_sync_named(1, kConsumers * 128);  // every consumer's partial is stored (CTA scope) before the release
+        if (tid == 0) {
+          const int tile = static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x());
+          fence_acq_rel_gpu();  // release: this CTA's partials before its arrival
+          const u32 arrived = atomic_add(g.counters + tile, 1u);
+          fence_acq_rel_gpu();  // acquire: the other splits' partials after their arrivals
+          s_is_last = arrived == static_cast<u32>(g.splits - 1);
+          if (s_is_last) g.counters[tile] = 0u;  // every split has arrived: reset for the next launch
+        }
+        bar_sync_named(1, kConsumers * 128);
+        if (!s_is_last) return;
+        // The planes in split order, each one's loads all in flight before they are added.
+        const Index plane = static_cast<Index>(g.m) * static_cast<Index>(g.n);
+        auto load_plane = [&](int sp, float(&dst)[kWarpN / 2]) {
+          const float* const ws = g.workspace + static_cast<Index>(sp) * plane;
 #pragma unroll
-        for (int r = 0; r < kWarpN / 2; ++r) acc[r] += tmp[r];
-      }
-    }
-    {
-      // Every consumer has read its last stage (the producer issued nothing after it): the stages are free.
-      bar_sync_named(1, kConsumers * 128);
+          for (int j = 0; j < kWarpN / 8; ++j) {
+            const int col = n0 + j * 8 + (lane % 4) * 2;
+            partial_pair_load<Index>(g, ws, row0, col, dst[j * 4 + 0], dst[j * 4 + 1]);
+            partial_pair_load<Index>(g, ws, row0 + 8, col, dst[j * 4 + 2], dst[j * 4 + 3]);
+          }
+        };
+        load_plane(0, acc);
+        for (int sp = 1; sp < g.splits; ++sp) {
+          load_plane(sp, tmp);
 #pragma unroll
-      for (int j = 0; j < kWarpN / 8; ++j) {
-        u8* const c0 = base + r_tile * kLdC + (c_wg + j * 8 + (lane % 4) * 2) * 2;
-        *reinterpret_cast<u32*>(c0) = pack_bf16x2(acc[j * 4 + 0], acc[j * 4 + 1]);
-        *reinterpret_cast<u32*>(c0 + 8 * kLdC) = pack_bf16x2(acc[j * 4 + 2], acc[j * 4 + 3]);
+          for (int r = 0; r < kWarpN / 2; ++r) acc[r] += tmp[r];
+        }
       }
-      bar_sync_named(1, kConsumers * 128);
-      // 16-byte chunks (8 columns) of the tile's rows, consecutive threads along a row.
-      constexpr int kChunksN = kBlockN / 8;
-      const bool vec = (g.n & 7) == 0;  // 16-byte aligned rows
-      for (int c = tid; c < kBlockM * kChunksN; c += kConsumers * 128) {
-        const int r = c / kChunksN, col = bn0 + (c % kChunksN) * 8, row = bm0 + r;
-        if (row >= g.m || col >= g.n) continue;
-        const u8* src = base + r * kLdC + (c % kChunksN) * 16;
-        u16* dst = g.c + static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
-        if (vec && col + 8 <= g.n) {
-          *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(src);
-        } else {
-          for (int e = 0; e < 8 && col + e < g.n; ++e) dst[e] = reinterpret_cast<const u16*>(src)[e];
+      {
+        // Every consumer has read its last stage (the producer issued nothing after it: the stages are free), or,
+        // persistent, has copied out the previous tile (its buffer is free).
+        bar_sync_named(1, kConsumers * 128);
+#pragma unroll
+        for (int j = 0; j < kWarpN / 8; ++j) {
+          u8* const c0 = out_tile + r_tile * kLdC + (c_wg + j * 8 + (lane % 4) * 2) * 2;
+          *reinterpret_cast<u32*>(c0) = pack_bf16x2(acc[j * 4 + 0], acc[j * 4 + 1]);
+          *reinterpret_cast<u32*>(c0 + 8 * kLdC) = pack_bf16x2(acc[j * 4 + 2], acc[j * 4 + 3]);
+        }
+        bar_sync_named(1, kConsumers * 128);
+        // 16-byte chunks (8 columns) of the tile's rows, consecutive threads along a row.
+        constexpr int kChunksN = kBlockN / 8;
+        const bool vec = (g.n & 7) == 0;  // 16-byte aligned rows
+        for (int c = tid; c < kBlockM * kChunksN; c += kConsumers * 128) {
+          const int r = c / kChunksN, col = bn0 + (c % kChunksN) * 8, row = bm0 + r;
+          if (row >= g.m || col >= g.n) continue;
+          const u8* src = out_tile + r * kLdC + (c % kChunksN) * 16;
+          u16* dst = g.c + static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
+          if (vec && col + 8 <= g.n) {
+            *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(src);
+          } else {
+            for (int e = 0; e < 8 && col + e < g.n; ++e) dst[e] = reinterpret_cast<const u16*>(src)[e];
+          }
         }
       }
     }
@@ -280,26 +305,30 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
 #else
   // TMA and wgmma exist only on sm_90a (the host never selects this kernel elsewhere); a portable body
   // compiles it everywhere: each thread computes its share of the tile directly.
+  // Persistent: the CTAs stride by kCtas over the tiles.
   const u8* const a = reinterpret_cast<const u8*>(g.a);
   const u8* const b = reinterpret_cast<const u8*>(g.b);
-  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
-    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
-    if (row >= g.m || col >= g.n) continue;
-    float sum = 0.f;
-    for (int k0 = k_begin; k0 < k_end; k0 += kBlockK) {
-      float dot = 0.f;
-      for (int k = k0; k < imin(k_end, k0 + kBlockK); ++k)
-        dot += fp8_e4m3_to_f32(a[static_cast<Index>(row) * g.k + k], p.fnuz != 0) *
-               fp8_e4m3_to_f32(b[static_cast<Index>(col) * g.k + k], p.fnuz != 0);
-      sum += dot * (fp8_row_scale<Index>(p, row, k0 >> 7) * fp8_col_scale(p, col, k0 >> 7));
+  for (int t = tile_first; t < tile_end; t += kCtas > 0 ? kCtas : 1) {
+    const int bm0 = tile_m0(t), bn0 = tile_n0(t);
+    for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+      const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
+      if (row >= g.m || col >= g.n) continue;
+      float sum = 0.f;
+      for (int k0 = k_begin; k0 < k_end; k0 += kBlockK) {
+        float dot = 0.f;
+        for (int k = k0; k < imin(k_end, k0 + kBlockK); ++k)
+          dot += fp8_e4m3_to_f32(a[static_cast<Index>(row) * g.k + k], p.fnuz != 0) *
+                 fp8_e4m3_to_f32(b[static_cast<Index>(col) * g.k + k], p.fnuz != 0);
+        sum += dot * (fp8_row_scale<Index>(p, row, k0 >> 7) * fp8_col_scale(p, col, k0 >> 7));
+      }
+      const Index off = static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
+      if (partial) partial[off] = sum;
+      else g.c[off] = f32_to_bf16(sum);
     }
-    const Index off = static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
-    if (partial) partial[off] = sum;
-    else g.c[off] = f32_to_bf16(sum);
   }
   if (kSplitK)
-    splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * ((g.n + kBlockN - 1) / kBlockN) +
-                                                            static_cast<int>(block_x()), bm0, bn0, tid);
+    splitk_finish<kBlockM, kBlockN, kThreads, Index>(g, static_cast<int>(block_y()) * tiles_n + static_cast<int>(block_x()),
+                                                     tile_m0(0), tile_n0(0), tid);
 #endif
 }
 

@@ -121,9 +121,9 @@ constexpr Tile kTmaTiles[] = {
   { 128,     192,     64,   192 },
 };
 constexpr int kTmaStages[] = {4, 6, 8};
-// tma2: the TMA tiles without a persistent grid; its epilogue leaves the stages' depth less to hide. 4 stages only:
-// on the H200, 6 was never faster than 4 on any tile at six shapes (docs/performance.md, session 15), and its wide
-// tiles' staged output tile does not fit beside 6.
+// tma2: the TMA tiles, a CTA a tile or persistent (its staged output tile in a buffer of its own then). 4 stages
+// only: on the H200, 6 was never faster than 4 on any tile at six shapes (docs/performance.md, session 15), and
+// its wide tiles' staged output tile does not fit beside 6.
 constexpr int kTma2Stages[] = {4};
 // tma2 only: two consumer warpgroups of 96 columns, where one 192 wide waits on its own MMAs (ncu at 336 x 3072 x
 // 6144, session 23). On the H200 they were 6-10% faster than the exported rows at M 256-512 and 1.2-1.3x slower
@@ -173,8 +173,13 @@ std::vector<Config> enumerate() {
     }
   for (const auto& tiles : {std::span<const Tile>(kTmaTiles), std::span<const Tile>(kTma2ExtraTiles)})
     for (const Tile& t : tiles)
-      for (int s : kTma2Stages)
+      for (int s : kTma2Stages) {
         for (int sk : kTmaSplits) add(t, 128, s, Math::kTma2, sk);
+        for (int ctas : kTmaPersistentCtas) {
+          add(t, 128, s, Math::kTma2, 1);
+          out.back().persistent = ctas;
+        }
+      }
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -206,7 +211,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     return "tma2: warp_n 64, 96, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
   if (c.persistent > 0) {
-    if (c.math != Math::kTma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
+    if (!tma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
     if (t.cu_count > 0 && c.persistent != t.cu_count)
       return "persistent over " + std::to_string(c.persistent) + " CTAs: the target has " + std::to_string(t.cu_count) + " SMs";
     // NOTE: a speed rule, like split-K's (coverage checks with no CU count): with at most one tile per CTA
@@ -283,7 +288,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.source = "#include \"gemm_fp8_tma2.h\"\n";
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression = "tt::gemm_fp8_blockscale_tma2<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) +
-                        (c.split_k > 1 ? "true, " : "false, ") + index + ">";
+                        (c.split_k > 1 ? "true, " : "false, ") + std::to_string(c.persistent) + ", " + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

@@ -61,7 +61,7 @@ struct Config {
   int warp_m = 0, warp_n = 0;
   int stages = 0;
   Math math = Math::kTensorCore;
-  int split_k = 1;  // run-time: does not change the code object
+  int split_k = 1;  // run-time, except that tma2 compiles split-K 1 and split-K > 1 apart
   int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile
 
   /// The TMA producer + wgmma consumer kernels (sm_90a only).
@@ -75,11 +75,13 @@ struct Config {
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Tiles of 128 bytes of K per row: padded by 16 bytes except wgmma's and TMA's swizzled ones, which need
-  /// 1 KiB of alignment slack (their portable fallback shares the budget).
+  /// 1 KiB of alignment slack (their portable fallback shares the budget). A persistent tma2 adds its staged bf16
+  /// output tile (rows of block_n x 2 + 16 bytes), which the others keep in their stages.
   int shared_bytes() const {
     if (math == Math::kSkinny) return 0;
     const bool swizzled = math == Math::kWgmma || tma();
-    return swizzled ? stages * (block_m + block_n) * 128 + 1024 : stages * (block_m + block_n) * 144;
+    const int out_tile = math == Math::kTma2 && persistent > 0 ? block_m * (block_n * 2 + 16) : 0;
+    return swizzled ? stages * (block_m + block_n) * 128 + 1024 + out_tile : stages * (block_m + block_n) * 144;
   }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
   std::string name() const;

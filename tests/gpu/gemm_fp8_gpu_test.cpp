@@ -69,6 +69,7 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     {1, 3072, 1536}, {16, 3072, 1536}, {77, 6144, 2048}, {304, 3072, 1536}, {336, 6144, 2048},
     {77, 3000, 1536}, {5, 2056, 2048}, {130, 200, 400}, {1, 1000, 272},   // ragged N, and K not a multiple of 128
     {77, 1001, 1536},                                                      // rows of C not 16-byte aligned
+    {1100, 3000, 1536},  // more tiles than 132 CTAs for every persistent tile, 128 x 192 included
   };
   const char* configs[] = {
     "m128n128k128_w64x128_s4_wgmma_sk1", "m64n128k128_w64x128_s3_wgmma_sk2", "m128n64k128_w64x64_s5_wgmma_sk1",
@@ -92,6 +93,9 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     // columns), in 192- and 96-wide tiles, and split-K
     "m64n192k128_w64x96_s4_tma2_sk1",    "m128n96k128_w64x96_s4_tma2_sk1",   "m128n96k128_w64x96_s4_tma2_sk2",
     "m64n192k128_w64x96_s4_tma2_sk4",
+    // persistent tma2 (its output tile in a buffer of its own, the stages running on across tiles)
+    "m64n64k128_w64x64_s4_tma2_p132_sk1", "m128n128k128_w64x128_s4_tma2_p132_sk1", "m128n192k128_w64x192_s4_tma2_p132_sk1",
+    "m128n96k128_w64x96_s4_tma2_p132_sk1",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

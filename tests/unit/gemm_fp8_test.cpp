@@ -181,8 +181,8 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   auto pers_wgmma = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_wgmma_sk1");
   pers_wgmma.persistent = 132;
   EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, pers_wgmma, h200).value_or("").find("TMA"), std::string::npos);
-  // tma2: the TMA kernel of its own header (tma's code keys stay), a CTA per tile, the same shape, registers and
-  // targets as tma; no persistent grid; warp_n 64, 128 or 192.
+  // tma2: the TMA kernel of its own header (tma's code keys stay), the same shape, registers and targets as tma;
+  // warp_n 64, 96, 128 or 192; split-K 1 and split-K > 1 compiled apart.
   const auto tma2 = gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma2_sk1");
   EXPECT_EQ(tma2.math, gemm_fp8::Math::kTma2);
   EXPECT_EQ(tma2.name(), "m128n192k128_w64x192_s4_tma2_sk1");
@@ -191,7 +191,7 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   const auto space = gemm_fp8::enumerate();
   EXPECT_EQ(std::count(space.begin(), space.end(), tma2), 1);
   const auto k2 = gemm_fp8::kernels(tma2, 64)[0];
-  EXPECT_EQ(k2.name_expression, "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, false, long long>");
+  EXPECT_EQ(k2.name_expression, "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, false, 0, long long>");
   EXPECT_EQ(k2.parameters, "const tt::Fp8GemmTmaArgs");
   EXPECT_NE(k2.source.find("gemm_fp8_tma2.h"), std::string::npos);
   EXPECT_NE(gemm_fp8::kernels(tma, 32)[0].source.find("gemm_fp8_blockscale.h"), std::string::npos);
@@ -199,18 +199,28 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_NE(gemm_fp8::why_unsupported(p, tma2, gfx942).value_or("").find("TMA"), std::string::npos);
   EXPECT_NE(gemm_fp8::why_unsupported({304, 3072, 1536, Fp8::kE4m3fnuz}, tma2, sm90).value_or("").find("e4m3fnuz"),
             std::string::npos);
-  auto tma2_pers = tma2;
-  tma2_pers.persistent = 132;
-  EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers, h200).value_or("").find("persistent"), std::string::npos);
+  EXPECT_EQ(gemm_fp8::kernels(gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma2_sk2"), 32)[0].name_expression,
+            "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, true, 0, int>");
+  // A persistent tma2 (tma's rules) stages its output tile in a buffer after the stages: 128 x (192 x 2 + 16) bytes.
+  const auto tma2_pers = gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma2_p132_sk1");
+  EXPECT_EQ(tma2_pers.persistent, 132);
+  EXPECT_EQ(std::count(space.begin(), space.end(), tma2_pers), 1);
+  EXPECT_EQ(tma2_pers.shared_bytes(), tma2.shared_bytes() + 128 * (192 * 2 + 16));
+  EXPECT_EQ(gemm_fp8::kernels(tma2_pers, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 192, 192, 4, false, 132, int>");
+  EXPECT_FALSE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers, h200));
+  EXPECT_NE(gemm_fp8::why_unsupported({256, 2624, 6144}, tma2_pers, h200).value_or("").find("more output tiles"), std::string::npos);
+  auto tma2_pers_split = tma2_pers;
+  tma2_pers_split.split_k = 2;
+  EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers_split, h200).value_or("").find("split-K 1"), std::string::npos);
   auto tma2_wide = gemm_fp8::Config::from_name("m64n256k128_w64x256_s4_tma2_sk1");
   EXPECT_NE(gemm_fp8::why_unsupported(p, tma2_wide, sm90).value_or("").find("warp_n"), std::string::npos);
   // tma2 alone has warp_n 96 (two consumers of 96 columns, its own wgmma wrapper): m64n192 and m128n96, splits
-  // 1, 2, 4; tma's header has no 96-wide MMA, so the name is refused there.
+  // 1, 2, 4 and persistent; tma's header has no 96-wide MMA, so the name is refused there.
   const auto w96 = gemm_fp8::Config::from_name("m128n96k128_w64x96_s4_tma2_sk2");
   EXPECT_EQ(w96.threads(), 3 * 128);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, w96, h200));
-  EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, true, int>");
-  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 6);
+  EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, true, 0, int>");
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 8);
   EXPECT_EQ(std::count_if(space.begin(), space.end(),
                           [](const auto& c) { return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2; }), 0);
   auto tma_w96 = w96;
