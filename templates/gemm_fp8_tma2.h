@@ -52,6 +52,8 @@ __device__ __forceinline__ void wgmma_fp8<96>(float (&d)[48], u64 desc_a, u64 de
 /// A fragment's fp32 pair (row, col..col+1) of a split-K partial plane: stored by its consumer thread, and read
 /// back through L2 (ld.global.cg: another CTA wrote it) by the same thread of the tile's last split. 8-byte accesses
 /// where C's rows keep them aligned (even N), else one float at a time; nothing outside the M x N plane.
+// NOTE: store_pair (gemm_bf16.h) has the same bounds but stores an aligned pair as two floats (the compiler cannot
+// prove the 8 bytes aligned); it stays as it is, since gemm_bf16.h's code keys cover every GEMM family's verdicts.
 template <typename Index>
 __device__ __forceinline__ void partial_pair_store(const GemmArgs& g, float* plane, int row, int col, float v0, float v1) {
   if (row >= g.m || col >= g.n) return;
