@@ -18,7 +18,7 @@ mkdir -p "$out"
 finish() {
   trap - EXIT TERM INT
   printf '%s' "$summary" > "$out/summary.txt"
-  tar czf "$out.tgz" -C "$(dirname "$out")" gpu_check
+  tar czf "$out.tgz" --exclude="*.db" -C "$(dirname "$out")" gpu_check
 }
 trap finish EXIT
 trap 'finish; exit 143' TERM INT
