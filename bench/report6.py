@@ -4,7 +4,7 @@ same device call as the library baselines, against them and the roofline.
 
   report6.py specs --tables DIR --m 1,16,...     prints three lines for the shell: the TUNETAB_TIME_FP8 and
                                                  TUNETAB_TIME_MOE specs (each M with the config of the row the
-                                                 consumer's lookup picks for it: the smallest row M >= M), and the
+                                                 consumer's lookup picks for it: aiter_gemm_row, aiter_fmoe_row), and the
                                                  baseline's --shapes
   report6.py report --tables DIR --fp8-time LOG --moe-time LOG --fp8-baseline JSON --moe-baseline JSONL
                                                  prints the markdown tables and the floors' verdicts
@@ -40,31 +40,32 @@ def moe_rows(tables):
     return out
 
 
-_warned = set()
+def next_pow2(m):
+    return 1 << max(m - 1, 0).bit_length()
 
 
-def serving(rows, m):
-    """The row the consumer's lookup picks for m in a table of bucket rows: the smallest row M >= m. That is the
-    lookup while every bucket (a power of two, for these profiles) has its row; where m's bucket has none, the
-    consumer runs its default instead, and the timing on the next row up is marked on stderr."""
-    up = [r for r in rows if r >= m]
-    if not up:
-        return None
-    bucket = 1 << (m - 1).bit_length()
-    if min(up) != bucket and bucket < max(rows) and (bucket, min(up)) not in _warned:
-        _warned.add((bucket, min(up)))
-        print(f"warning: no row at M={bucket} (the bucket of M={m}): M={m} is timed on the M={min(up)} row, "
-              "which the consumer would not pick", file=sys.stderr)
-    return min(up)
+def aiter_gemm_row(rows, m, n):
+    """AITER's GEMM lookup (tuner/profile/lookup.cpp): M itself, then the fine padding (the next power of two below
+    16, then multiples of 16/32/64/128 up to 256/1024/4096/beyond), then the coarse one (the next power of two,
+    8192 for M > 8192 when N > 4096); None where no row is found (the consumer's default)."""
+    step = 16 if m <= 256 else 32 if m <= 1024 else 64 if m <= 4096 else 128
+    fine = next_pow2(m) if m < 16 else (m + step - 1) // step * step
+    coarse = 8192 if m > 8192 and n > 4096 else next_pow2(m)
+    return next((r for r in (m, fine, coarse) if r in rows), None)
+
+
+def aiter_fmoe_row(rows, m):
+    """AITER's fused-MoE lookup below its 32768 tier: the row at the next power of two."""
+    return next_pow2(m) if next_pow2(m) in rows else None
 
 
 def specs(args):
     ms = [int(x) for x in args.m.split(",")]
     fp8, moe = fp8_rows(args.tables), moe_rows(args.tables)
-    fp8_spec = ";".join(f"{m},{n},{k}:{rows[serving(rows, m)]}" for (n, k), rows in sorted(fp8.items()) for m in ms
-                        if serving(rows, m) is not None)
-    moe_spec = ";".join(f"{m},{routing}:{moe[serving(moe, m)]}" for m in ms for routing in ("balanced", "skewed")
-                        if serving(moe, m) is not None)
+    fp8_spec = ";".join(f"{m},{n},{k}:{rows[aiter_gemm_row(rows, m, n)]}" for (n, k), rows in sorted(fp8.items())
+                        for m in ms if aiter_gemm_row(rows, m, n) is not None)
+    moe_spec = ";".join(f"{m},{routing}:{moe[aiter_fmoe_row(moe, m)]}" for m in ms for routing in ("balanced", "skewed")
+                        if aiter_fmoe_row(moe, m) is not None)
     shapes = ";".join(f"{m},{n},{k}" for (n, k) in sorted(fp8) for m in ms)
     print(f"FP8_SPEC='{fp8_spec}'")
     print(f"MOE_SPEC='{moe_spec}'")

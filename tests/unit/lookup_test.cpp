@@ -129,6 +129,7 @@ TEST(LookupExact, OneRowPerM) {
 TEST(Lookup, EachRuleFindsItsOwnRowsForEveryM) {
   const MDomain d{1, 140000};
   const LookupRule rules[] = {LookupRule::aiter_fmoe(), LookupRule::aiter_gemm(4096), LookupRule::aiter_gemm(7168),
+                              LookupRule::aiter_gemm(3072, {257, 512}), LookupRule::aiter_gemm(7168, {17, 4096}),
                               LookupRule::vllm_nearest(vllm_default_keys(d.last)), LookupRule::exact()};
   for (const auto& r : rules) {
     const auto buckets = r.buckets(d);
@@ -141,6 +142,28 @@ TEST(Lookup, EachRuleFindsItsOwnRowsForEveryM) {
       }
     }
   }
+}
+
+TEST(LookupAiterGemm, FineRowsSplitTheCoarseBucketsTheySpan) {
+  const auto r = LookupRule::aiter_gemm(3072, {257, 512});
+  EXPECT_EQ(r.bucket_of(256), (Bucket{256, 129, 256}));  // coarse below
+  EXPECT_EQ(r.bucket_of(257), (Bucket{288, 257, 288}));
+  EXPECT_EQ(r.bucket_of(336), (Bucket{352, 321, 352}));
+  EXPECT_EQ(r.bucket_of(512), (Bucket{512, 481, 512}));
+  EXPECT_EQ(r.bucket_of(513), (Bucket{1024, 513, 1024}));  // coarse above
+  const auto buckets = r.buckets({1, 4096});
+  const auto rows = rows_of(buckets);
+  EXPECT_EQ(rows, (std::set<std::int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 288, 320, 352, 384, 416, 448, 480, 512, 1024,
+                                          2048, 4096}));
+  EXPECT_EQ(r.lookup(336, rows), 352);  // the fine padding finds its row
+  EXPECT_EQ(LookupRule::aiter_gemm(3072).lookup(336, rows), 352);  // the consumer's rule needs no range
+  // Across tiers: 16-row steps up to 256, 32 up to 1024, 64 beyond.
+  const auto wide = LookupRule::aiter_gemm(7168, {17, 4096});
+  EXPECT_EQ(wide.bucket_of(17), (Bucket{32, 17, 32}));
+  EXPECT_EQ(wide.bucket_of(1025), (Bucket{1088, 1025, 1088}));
+  EXPECT_EQ(wide.bucket_of(4097), (Bucket{8192, 4097, kNoUpperBound}));
+  for (const MDomain bad : {MDomain{300, 512}, MDomain{257, 500}, MDomain{9, 16}, MDomain{513, 256}, MDomain{4097, 8192}})
+    EXPECT_THROW(LookupRule::aiter_gemm(3072, bad), Error) << bad.first << "-" << bad.last;
 }
 
 TEST(Lookup, RuleNamesRoundTrip) {

@@ -267,6 +267,23 @@ TEST(Profile, MDomainsFollowTheEnvelope) {
   EXPECT_EQ(v.gemm.back().buckets.size(), 300u);
 }
 
+TEST(Profile, FineGemmRowsComeFromTheEnvelope) {
+  const Matrix m = derive("profiles/glm-5-fp8-ep8-h200.cfg", {});
+  EXPECT_EQ(m.envelope.gemm_fine_rows, (MDomain{257, 512}));
+  for (const auto& e : m.gemm) {
+    std::set<std::int64_t> rows;
+    for (const auto& b : e.buckets) rows.insert(b.m);
+    const bool lm_head = e.key.layers == std::vector<std::string>{"lm_head"};
+    EXPECT_EQ(rows.count(352), lm_head ? 0u : 1u) << e.key.layers[0];  // lm_head's Ms end at max-num-seqs (256)
+    EXPECT_EQ(rows.count(384), lm_head ? 0u : 1u) << e.key.layers[0];
+  }
+  for (const auto& b : m.fmoe.at(0).buckets) EXPECT_NE(b.m, 352);  // the MoE table keeps its own rule
+  const Matrix coarse = derive("profiles/glm-5-fp8-ep8-h200.cfg", {"--gemm-fine-rows", "1025-2048"});
+  for (const auto& b : coarse.gemm.at(0).buckets) EXPECT_NE(b.m, 352);
+  EXPECT_EQ(std::count_if(coarse.gemm.at(0).buckets.begin(), coarse.gemm.at(0).buckets.end(),
+                          [](const Bucket& b) { return b.m > 1024 && b.m <= 2048; }), 16);  // 64-row steps
+}
+
 TEST(Profile, ProfileSettingsAndFlagPrecedence) {
   const Envelope env = envelope({"--tp", "4", "--max-num-seqs=128"}, "profiles/qwen3-235b-fp8-ep8.cfg");
   EXPECT_EQ(env.tp, 4);  // flag
@@ -290,6 +307,10 @@ TEST(Profile, BadEnvelopeNamesTheSetting) {
                      "--max-num-batched-tokens 64: must be at least --max-num-seqs (256)");
   expect_input_error([] { envelope({"--hf-config", "x.json", "--gfx", "mi300x"}); }, "--gfx 'mi300x'");
   expect_input_error([] { envelope({}, "profiles/nope.cfg"); }, "nope.cfg: cannot open the profile");
+  expect_input_error([] { envelope({"--hf-config", "x.json", "--gemm-fine-rows", "257..512"}); },
+                     "--gemm-fine-rows '257..512': expected FIRST-LAST");
+  expect_input_error([] { envelope({"--hf-config", "x.json", "--gemm-fine-rows", "300-512"}); },
+                     "--gemm-fine-rows 300-512: expected FIRST-LAST with FIRST - 1 and LAST powers of two");
   const TempConfig bad("tunetab_bad_profile.cfg", "tp = 8\ntensor-parallel = 8\n");
   expect_input_error([&] { envelope({}, bad.path.string()); }, "tunetab_bad_profile.cfg: ");
   expect_input_error([&] { envelope({}, bad.path.string()); }, "'tensor-parallel'");

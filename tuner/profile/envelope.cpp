@@ -50,6 +50,7 @@ void Envelope::validate() const {
   static const std::regex arch("gfx[0-9a-f]+|sm_[0-9]+a?");
   if (!std::regex_match(gfx, arch)) throw_input("--gfx '" + gfx + "': expected an arch name such as gfx942, gfx950 or sm_90a");
   if (cu_num < 0) throw_input("--cu-num " + std::to_string(cu_num) + ": expected a CU (or SM) count");
+  if (gemm_fine_rows.first != 0) validate_fine_rows(gemm_fine_rows, "--gemm-fine-rows");
 }
 
 nlohmann::json Envelope::to_json() const {
@@ -61,7 +62,9 @@ nlohmann::json Envelope::to_json() const {
           {"max_num_seqs", max_num_seqs},
           {"quant", to_string(quant)},
           {"gfx", gfx},
-          {"cu_num", cu_num}};
+          {"cu_num", cu_num},
+          {"gemm_fine_rows", gemm_fine_rows.first == 0 ? nlohmann::json(nullptr)
+                                                       : nlohmann::json{gemm_fine_rows.first, gemm_fine_rows.last}}};
 }
 
 po::options_description envelope_options() {
@@ -77,7 +80,10 @@ po::options_description envelope_options() {
       ("max-num-seqs", po::value<std::int64_t>()->default_value(d.max_num_seqs), "largest sequences per step (lm_head M)")
       ("quant", po::value<std::string>()->default_value(to_string(d.quant)), "bf16, fp8-block128 or fp8-per-token")
       ("gfx", po::value<std::string>()->default_value(d.gfx), "device arch key (gfx942: e4m3fnuz; gfx950, sm_*: e4m3fn)")
-      ("cu-num", po::value<int>()->default_value(0), "device CU count key (0: 304 on gfx942, 256 on gfx950)");
+      ("cu-num", po::value<int>()->default_value(0), "device CU count key (0: 304 on gfx942, 256 on gfx950)")
+      ("gemm-fine-rows", po::value<std::string>(),
+       "FIRST-LAST (e.g. 257-512): AITER GEMM tables hold a row per fine padding of M (16/32/64 rows) there, "
+       "instead of one per power of two, each tuned and validated on its own Ms");
   return o;
 }
 
@@ -108,6 +114,14 @@ Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool n
   env.quant = quant_from_string(vm["quant"].as<std::string>());
   env.gfx = vm["gfx"].as<std::string>();
   env.cu_num = vm["cu-num"].as<int>();
+  if (vm.count("gemm-fine-rows")) {
+    const std::string v = vm["gemm-fine-rows"].as<std::string>();
+    static const std::regex range(R"((\d{1,9})-(\d{1,9}))");
+    std::smatch mt;
+    if (!std::regex_match(v, mt, range))
+      throw_input("--gemm-fine-rows '" + v + "': expected FIRST-LAST, e.g. 257-512");
+    env.gemm_fine_rows = {std::stoll(mt[1]), std::stoll(mt[2])};
+  }
   if (need_model && env.hf_config.empty())
     throw_input("--hf-config: no model config.json given (a flag or the profile's hf-config)");
   env.validate();

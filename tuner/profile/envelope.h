@@ -8,6 +8,8 @@
 #include <boost/program_options.hpp>
 #include <nlohmann/json.hpp>
 
+#include "tuner/profile/lookup.h"
+
 namespace tunetab::profile {
 
 enum class Quant { kBf16, kFp8Block128, kFp8PerToken };
@@ -26,6 +28,7 @@ struct Envelope {
   Quant quant = Quant::kBf16;
   std::string gfx = "gfx942";                  // device key; also picks the FP8 format
   int cu_num = 0;                              // device key; 0 in a flag means the gfx's usual count
+  MDomain gemm_fine_rows{0, 0};                // AITER GEMM tables: Ms with rows at the fine padding (first 0: none)
 
   /// AITER's torch name of the FP8 type: e4m3fnuz on gfx940..gfx942, e4m3fn on gfx950 and NVIDIA.
   std::string fp8_torch_dtype() const;

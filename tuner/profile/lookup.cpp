@@ -79,9 +79,19 @@ std::vector<std::int64_t> vllm_default_keys(std::int64_t max_m) {
 
 LookupRule LookupRule::aiter_fmoe() { return LookupRule(RuleKind::kAiterFmoe); }
 
-LookupRule LookupRule::aiter_gemm(std::int64_t n) {
+void validate_fine_rows(MDomain fine, const std::string& what) {
+  const auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };
+  if (fine.first <= 16 || fine.last > 4096 || fine.first > fine.last || !pow2(fine.first - 1) || !pow2(fine.last))
+    throw_input(what + " " + std::to_string(fine.first) + "-" + std::to_string(fine.last) +
+                ": expected FIRST-LAST with FIRST - 1 and LAST powers of two, 16 < FIRST <= LAST <= 4096 (e.g. 257-512: "
+                "the fine rows then replace the coarse rows of those Ms whole)");
+}
+
+LookupRule LookupRule::aiter_gemm(std::int64_t n, MDomain fine) {
   LookupRule r(RuleKind::kAiterGemm);
   r.n_ = n;
+  if (fine.first != 0) validate_fine_rows(fine, "AITER GEMM fine rows");
+  r.fine_ = fine;
   return r;
 }
 
@@ -96,10 +106,10 @@ LookupRule LookupRule::vllm_nearest(std::vector<std::int64_t> keys) {
 
 LookupRule LookupRule::exact() { return LookupRule(RuleKind::kExact); }
 
-LookupRule LookupRule::make(RuleKind kind, std::int64_t n, std::int64_t max_m) {
+LookupRule LookupRule::make(RuleKind kind, std::int64_t n, std::int64_t max_m, MDomain gemm_fine) {
   switch (kind) {
     case RuleKind::kAiterFmoe: return aiter_fmoe();
-    case RuleKind::kAiterGemm: return aiter_gemm(n);
+    case RuleKind::kAiterGemm: return aiter_gemm(n, gemm_fine);
     case RuleKind::kVllmNearest: return vllm_nearest(vllm_default_keys(max_m));
     case RuleKind::kExact: return exact();
   }
@@ -166,8 +176,15 @@ Bucket LookupRule::bucket_of(std::int64_t m) const {
       if (m > kFmoeTier1 / 2) return {kFmoeTier1, kFmoeTier1 / 2 + 1, kFmoeTier2 - 1};
       return pow2_bucket(next_pow2(m));
     case RuleKind::kAiterGemm:
-      // The rows asked for are the coarse ones: powers of two, capped at 8192 when N > 4096. With only
-      // those rows, the exact and fine tiers hit a row only when it is M's next power of two anyway.
+      // Within `fine_`, a row at each fine padding: its fine step of Ms, which no exact or coarse lookup of
+      // another M reaches (fine_ spans whole coarse buckets, so the rows below and above stay coarse).
+      if (fine_.first != 0 && m >= fine_.first && m <= fine_.last) {
+        const std::int64_t p = aiter_gemm_padded_m(m, n_, 0);
+        const std::int64_t step = p <= 256 ? 16 : p <= 1024 ? 32 : 64;
+        return {p, p - step + 1, p};
+      }
+      // Otherwise the rows asked for are the coarse ones: powers of two, capped at 8192 when N > 4096. With
+      // only those rows, the exact and fine tiers hit a row only when it is M's next power of two anyway.
       if (n_ > kGemmWideN && m > kGemmCap / 2) return {kGemmCap, kGemmCap / 2 + 1, kNoUpperBound};
       return pow2_bucket(next_pow2(m));
     case RuleKind::kVllmNearest: {

@@ -40,6 +40,10 @@ std::int64_t aiter_fmoe_padded_m(std::int64_t m);
 /// 16/32/64/128 up to 256/1024/4096/beyond) or 1 (coarse: 8192 when m > 8192 and n > 4096, else next_pow2).
 std::int64_t aiter_gemm_padded_m(std::int64_t m, std::int64_t n, int granularity);
 
+/// Input error (naming `what`) unless `fine` is a range AITER GEMM rows can hold at the fine padding beside the
+/// coarse (power-of-two) rows: first - 1 and last powers of two, 16 < first <= last <= 4096.
+void validate_fine_rows(MDomain fine, const std::string& what);
+
 /// vLLM's tuning batch sizes (benchmarks/kernels/benchmark_moe.py), doubled from 8192 until >= max_m.
 std::vector<std::int64_t> vllm_default_keys(std::int64_t max_m);
 
@@ -50,13 +54,17 @@ class LookupRule {
   /// AITER fused MoE: the row at aiter_fmoe_padded_m(M); a missing 131072 row falls back to 32768.
   static LookupRule aiter_fmoe();
   /// AITER GEMM for a key with this N: exact M, then the fine, then the coarse padding (first hit wins).
-  static LookupRule aiter_gemm(std::int64_t n);
+  /// `fine` (first 0: none): the Ms whose rows a table holds at the fine padding, a row per fine step (16, 32,
+  /// 64 rows) instead of one per power of two, so that e.g. M 321..352 gets a row of its own, not 257..512's;
+  /// validate_fine_rows says which ranges line up with the coarse rows around them.
+  static LookupRule aiter_gemm(std::int64_t n, MDomain fine = {0, 0});
   /// vLLM fused MoE: the key nearest to M (a tie goes to the smaller key); `keys` must not be empty.
   static LookupRule vllm_nearest(std::vector<std::int64_t> keys);
   /// Only a row for M itself.
   static LookupRule exact();
-  /// The rule of `kind` for a key with this N, whose Ms reach up to max_m (vLLM's keys cover it).
-  static LookupRule make(RuleKind kind, std::int64_t n, std::int64_t max_m);
+  /// The rule of `kind` for a key with this N, whose Ms reach up to max_m (vLLM's keys cover it); `gemm_fine`
+  /// as aiter_gemm's `fine` (the other rules ignore it).
+  static LookupRule make(RuleKind kind, std::int64_t n, std::int64_t max_m, MDomain gemm_fine = {0, 0});
 
   RuleKind kind() const { return kind_; }
   /// The row the consumer picks for m among `rows`, or nullopt when it finds none (its default config).
@@ -73,6 +81,7 @@ class LookupRule {
   explicit LookupRule(RuleKind kind) : kind_(kind) {}
   RuleKind kind_;
   std::int64_t n_ = 0;               // aiter-gemm: the key's N (the coarse padding depends on it)
+  MDomain fine_{0, 0};               // aiter-gemm: the Ms with rows at the fine padding (first 0: none)
   std::vector<std::int64_t> keys_;   // vllm-nearest: sorted, unique
 };
 

@@ -134,9 +134,9 @@ FmoeKey moe_key(const Model& m, const Envelope& env, GemmKeys& gemm) {
 }
 
 template <typename Key>
-void bucket(Entry<Key>& e, RuleKind rule, std::int64_t n) {
+void bucket(Entry<Key>& e, RuleKind rule, std::int64_t n, MDomain gemm_fine = {0, 0}) {
   e.rule = rule;
-  e.buckets = LookupRule::make(rule, n, e.domain.last).buckets(e.domain);
+  e.buckets = LookupRule::make(rule, n, e.domain.last, gemm_fine).buckets(e.domain);
 }
 
 nlohmann::json buckets_json(const std::vector<Bucket>& buckets) {
@@ -209,7 +209,7 @@ Matrix derive_matrix(const Model& model, const Envelope& env, const Rules& rules
   }
   out.gemm = gemm.take();
   for (auto& e : out.fmoe) bucket(e, rules.fmoe, 0);
-  for (auto& e : out.gemm) bucket(e, rules.gemm, e.key.n);
+  for (auto& e : out.gemm) bucket(e, rules.gemm, e.key.n, env.gemm_fine_rows);
   return out;
 }
 
