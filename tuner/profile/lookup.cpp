@@ -31,6 +31,9 @@ Bucket pow2_bucket(std::int64_t p) { return {p, p == 1 ? 1 : p / 2 + 1, p}; }
 
 std::int64_t round_up(std::int64_t m, std::int64_t step) { return (m + step - 1) / step * step; }
 
+/// AITER GEMM's fine padding step for m >= 16: 16 rows up to 256, 32 up to 1024, 64 up to 4096, then 128.
+std::int64_t aiter_gemm_fine_step(std::int64_t m) { return m <= 256 ? 16 : m <= 1024 ? 32 : m <= 4096 ? 64 : 128; }
+
 /// The key nearest to m among sorted keys, given `hi`, the first key >= m; a tie goes to the smaller
 /// key, as Python's min() over vLLM's ascending keys does.
 template <typename It>
@@ -61,11 +64,7 @@ std::int64_t aiter_fmoe_padded_m(std::int64_t m) {
 std::int64_t aiter_gemm_padded_m(std::int64_t m, std::int64_t n, int granularity) {
   if (granularity == 0) {
     // NOTE: AITER's getPaddedM; below one 16-row step the next power of two is the finer row (recent AITER).
-    if (m < 16) return next_pow2(m);
-    if (m <= 256) return round_up(m, 16);
-    if (m <= 1024) return round_up(m, 32);
-    if (m <= 4096) return round_up(m, 64);
-    return round_up(m, 128);
+    return m < 16 ? next_pow2(m) : round_up(m, aiter_gemm_fine_step(m));
   }
   TUNETAB_ASSERT(granularity == 1, "AITER GEMM padding granularity is 0 or 1");
   return m > kGemmCap && n > kGemmWideN ? kGemmCap : next_pow2(m);
@@ -179,8 +178,7 @@ Bucket LookupRule::bucket_of(std::int64_t m) const {
       // Within `fine_`, a row at each fine padding: its fine step of Ms, which no exact or coarse lookup of
       // another M reaches (fine_ spans whole coarse buckets, so the rows below and above stay coarse).
       if (fine_.first != 0 && m >= fine_.first && m <= fine_.last) {
-        const std::int64_t p = aiter_gemm_padded_m(m, n_, 0);
-        const std::int64_t step = p <= 256 ? 16 : p <= 1024 ? 32 : 64;
+        const std::int64_t step = aiter_gemm_fine_step(m), p = round_up(m, step);  // aiter_gemm_padded_m(m, n_, 0)
         return {p, p - step + 1, p};
       }
       // Otherwise the rows asked for are the coarse ones: powers of two, capped at 8192 when N > 4096. With
