@@ -218,10 +218,38 @@ struct MoeWgmma2Regs {
 #define TT_MOE_WGMMA2_BOUNDS(threads) __launch_bounds__(threads, 1)
 #endif
 
+/// Tile t of a wgmma2 stage (moe_stage_wgmma2's order): its sorted block and first row of W. In block-major numbering
+/// (t / n_tiles, t % n_tiles), tile t falls in a run of one expert's blocks, cut into windows of `group` blocks; the
+/// run's tiles are renumbered rows of W first, its blocks fastest. expert_ids is non-decreasing (the align kernel's
+/// order), so the run's ends are found by bisection inside the window.
+struct MoeTile {
+  int block, n0;
+};
+__device__ __forceinline__ MoeTile moe_tile(int t, int n_tiles, int rows_w, int blocks, int group, const int* expert_ids) {
+  const int b = t / n_tiles, e = expert_ids[b];
+  const int w0 = b - b % group, w1 = w0 + group < blocks ? w0 + group : blocks;
+  int lo = w0, hi = b;  // the run's first block: the first in [w0, b] of expert e
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (expert_ids[mid] < e) lo = mid + 1;
+    else hi = mid;
+  }
+  const int first = lo;
+  lo = b + 1, hi = w1;  // one past its last: the first in (b, w1) of a later expert
+  while (lo < hi) {
+    const int mid = (lo + hi) / 2;
+    if (expert_ids[mid] <= e) lo = mid + 1;
+    else hi = mid;
+  }
+  const int run = lo - first, local = t - first * n_tiles;
+  return {first + local % run, (local / run) * rows_w};
+}
+
 /// moe_stage_wgmma without clusters, for any token width wgmma_fp8 has (32, 64, 96, 128), persistent: the grid (the
-/// multiprocessors' worth of CTAs, split-K 1) walks the tiles, tile t = sorted block t % blocks (fastest: an expert's
-/// blocks share each W tile in L2) x rows of W (t / blocks) * kRowsW. The stage's input rows are in sorted order
-/// (moe_quant_sorted; stage 1 writes its output so), so one producer thread copies each K block's W rows, token rows
+/// multiprocessors' worth of CTAs, split-K 1) walks the tiles (moe_tile): each run of an expert's blocks (at most
+/// `group`, whose tokens stay in L2) takes its tiles together, rows of W in order and its blocks fastest, so its tokens
+/// and each W tile come from DRAM once. The stage's input rows are in sorted order (moe_quant_sorted; stage 1 writes its
+/// output so), so one producer thread copies each K block's W rows, token rows
 /// and token scales by TMA; a consumer warpgroup per 64 rows of W (and token group) multiplies each K block
 /// (moe_mma_kblock_desc) and promotes it with the block and token scales. The stages' ring and its phases run on
 /// across tiles, so the producer fills the next tile's stages while the consumers store this one's.
@@ -236,6 +264,11 @@ struct MoeWgmma2Regs {
 // A tile holds kTokens sorted rows (the routing's padding), one or two token groups of kBlockM (the MMA width):
 // with two, the tile's W rows are shared by two consumer warpgroups, so a W K block serves twice the tokens for the
 // same registers a thread.
+// NOTE: the tile order since session 28. With every block fastest (rows of W outermost), each round of the grid's CTAs
+// covered all blocks for ~3 rows of W, and the stage-1 tokens (M=336: ~24 MB) came from DRAM again every round (ncu:
+// 998 MB read where W is 805 MB, session 21). Block-major order (a block's rows of W consecutive) cut that to 830 MB
+// and stage 1 from 301 to 257 us, but an expert's blocks then drifted apart on W (64- and 32-token tiles: stage 2
+// 1.1-1.3x slower, W read again). Runs keep an expert's blocks together on each W tile.
 // No defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kStage, int kTokens, int kBlockM, int kRowsW, int kStages, typename Index>
 __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 + 128)
@@ -257,7 +290,10 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
   const int blocks = *p.num_padded / kTokens;  // the align kernel pads every expert to kTokens
-  const int tiles = blocks * (p.n / kRowsW);   // the host's constraint: kRowsW divides n
+  const int n_tiles = p.n / kRowsW;            // the host's constraint: kRowsW divides n
+  const int tiles = blocks * n_tiles;
+  // A run's token rows stay in L2 (8 MiB of them) while its rows of W go by.
+  const int group = (8 << 20) / (kTokens * p.k) > 1 ? (8 << 20) / (kTokens * p.k) : 1;
   const int k_tiles = p.k / kBlockK;           // split-K 1; k is a positive multiple of 128 (the host's constraints)
   const int w_rows = kHalves * p.n;
   const int kb_count = p.k / 128;
@@ -291,7 +327,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     if (pt == 0) {  // every K block's copies, never waiting on a tile's metadata
       int it = 0;   // K blocks issued, counted across tiles
       for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-        const int block = t % blocks, n0 = (t / blocks) * kRowsW;
+        const MoeTile tile = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+        const int block = tile.block, n0 = tile.n0;
         const int expert = p.expert_ids[block];
         for (int i = 0; i < k_tiles; ++i, ++it) {
           const int s = it % kStages;
@@ -308,7 +345,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     } else if (pt >= 32) {  // warps 1-3: each tile's slots and top-k weights, into a buffer the consumers have freed
       int local = 0;
       for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
-        const int block = t % blocks, b = local & 1;
+        const int block = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids).block, b = local & 1;
         if (local >= 2) mbar_wait(&meta_empty[b], ((local >> 1) - 1) & 1);
         for (int r = pt - 32; r < kTokens; r += 96) {
           const int slot = p.sorted_ids[block * kTokens + r];
@@ -332,7 +369,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     float acc[kHalves][kBlockM / 2], tmp[kHalves][kBlockM / 2];
     int it = 0, local = 0;
     for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
-      const int block = t % blocks, n0 = (t / blocks) * kRowsW, b = local & 1;
+      const MoeTile tile = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+      const int block = tile.block, n0 = tile.n0, b = local & 1;
       const int expert = p.expert_ids[block];
 #pragma unroll
       for (int h = 0; h < kHalves; ++h)
@@ -384,7 +422,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const u8* const w_base = static_cast<const u8*>(p.w);
   const u8* const a_base = static_cast<const u8*>(p.a);
   for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-    const int block = t % blocks, n0 = (t / blocks) * kRowsW;
+    const MoeTile tile = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+    const int block = tile.block, n0 = tile.n0;
     const int expert = p.expert_ids[block];
     for (int e = tid; e < kRowsW * kTokens; e += kThreads) {
       const int r = e / kTokens, c = e % kTokens;
