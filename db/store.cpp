@@ -368,6 +368,15 @@ void Store::put_result(const ResultRecord& r, const std::string& version) {
   s.step();
 }
 
+int Store::demote_other_finals(std::int64_t device_id, std::int64_t problem_id, const std::string& version,
+                               const std::string& served_ms) {
+  Statement s(db_, "UPDATE results SET timing_phase='screen', served_us=NULL, served_ms='' "
+                   "WHERE device_id=? AND problem_id=? AND tunetab_version=? AND timing_phase='final' AND served_ms<>?");
+  s.bind(device_id).bind(problem_id).bind(version).bind(served_ms);
+  s.step();
+  return sqlite3_changes(db_);
+}
+
 std::vector<ResultRecord> Store::passed_results(std::int64_t device_id, std::int64_t problem_id, const std::string& version) {
   Statement s(db_, std::string("SELECT ") + kResultColumns +
                        " FROM results WHERE device_id=? AND problem_id=? AND tunetab_version=? AND disposition='passed' "

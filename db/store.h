@@ -107,6 +107,11 @@ class Store {
                                           const std::string& version);
   void put_result(const ResultRecord& r, const std::string& version);
 
+  /// Final results of a problem on a device whose served sample is not `served_ms` (stored before served timings, or
+  /// over the Ms of another row set) become screening results: their median at the row's M stands, their served mean
+  /// goes. A row's finals then share one sample, and its final phase re-times the fastest over the current one.
+  /// Returns how many changed.
+  int demote_other_finals(std::int64_t device_id, std::int64_t problem_id, const std::string& version, const std::string& served_ms);
   /// Passing results of a problem on a device, fastest first.
   std::vector<ResultRecord> passed_results(std::int64_t device_id, std::int64_t problem_id, const std::string& version);
   /// The fastest passing result of every (device, problem) of a family, final timings preferred.

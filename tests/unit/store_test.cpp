@@ -155,6 +155,58 @@ TEST(Store, BestResultRanksFinalsByTheirServedMean) {
   EXPECT_EQ(tied[2].config_id, 3);
 }
 
+// The runner's final phase first demotes finals timed over another sample (none, or another row set's Ms): they keep
+// their median as a screening time, and the row ranks the finals over the current sample first.
+TEST(Store, FinalsOverOtherSamplesGoBackToScreening) {
+  db::Store s(":memory:");
+  const auto dev = s.upsert_device(h200());
+  const auto run = s.begin_run("tune", "v", dev);
+  const auto prob = s.upsert_problem("fused_moe", "p", "{\"m\":512}");
+  const auto other = s.upsert_problem("fused_moe", "q", "{\"m\":256}");
+  auto put = [&](std::int64_t problem, const char* name, double median, std::optional<double> served, const char* phase,
+                 const char* sample) {
+    db::ResultRecord r;
+    r.run_id = run;
+    r.device_id = dev;
+    r.problem_id = problem;
+    r.config_id = s.upsert_config("fused_moe", name, "{}");
+    r.disposition = db::Disposition::kPassed;
+    r.median_us = median;
+    r.min_us = median;
+    r.spread = 0.01;
+    r.tflops = 1;
+    r.bw_gbs = 1;
+    r.timing_phase = phase;
+    r.served_ms = sample;
+    r.served_us = served;
+    s.put_result(r, "v");
+    return r.config_id;
+  };
+  const auto current = put(prob, "current", 667.0, 526.0, "final", "[257,384,512]");
+  const auto legacy = put(prob, "legacy", 665.0, std::nullopt, "final", "");
+  const auto moved = put(prob, "moved", 600.0, 400.0, "final", "[481,496,512]");
+  put(prob, "screened", 700.0, std::nullopt, "screen", "");
+  put(other, "legacy", 300.0, std::nullopt, "final", "");  // another problem: untouched
+  // Before: the legacy final makes the row rank every final by its median.
+  auto row = s.passed_results(dev, prob, "v");
+  db::rank_row(row);
+  EXPECT_EQ(row.front().config_id, moved);
+  EXPECT_EQ(s.demote_other_finals(dev, prob, "v", "[257,384,512]"), 2);
+  for (const auto id : {legacy, moved}) {
+    const auto r = s.find_result(dev, prob, id, "v");
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->timing_phase, "screen");
+    EXPECT_EQ(r->served_ms, "");
+    EXPECT_FALSE(r->served_us.has_value());
+  }
+  EXPECT_EQ(*s.find_result(dev, prob, moved, "v")->median_us, 600.0);
+  row = s.passed_results(dev, prob, "v");
+  db::rank_row(row);
+  EXPECT_EQ(row.front().config_id, current);  // the only final over the current sample, ahead of faster medians
+  EXPECT_EQ(s.find_result(dev, other, legacy, "v")->timing_phase, "final");
+  EXPECT_EQ(s.demote_other_finals(dev, prob, "v", "[257,384,512]"), 0);  // nothing left to demote
+}
+
 TEST(Store, TransactionRollsBackWhenNotCommitted) {
   db::Store s(":memory:");
   {
