@@ -17,6 +17,26 @@ fs::path temp_path(const std::string& name) {
   return fs::temp_directory_path() / ("tunetab_test_" + std::to_string(::getpid()) + "_" + name);
 }
 db::DeviceRecord h200() { return {"NVIDIA H200", "sm_90a", 132, 1980000, 3201000, 60 << 20, 13000, 13000, "nvrtc 13.0"}; }
+/// Stores a passing fused_moe result of `config` for (run, device, problem) with these timings; returns its config id.
+std::int64_t put_timed(db::Store& s, std::int64_t run, std::int64_t dev, std::int64_t prob, const char* config, double median,
+                       std::optional<double> served, const char* phase, const char* sample) {
+  db::ResultRecord r;
+  r.run_id = run;
+  r.device_id = dev;
+  r.problem_id = prob;
+  r.config_id = s.upsert_config("fused_moe", config, "{}");
+  r.disposition = db::Disposition::kPassed;
+  r.median_us = median;
+  r.min_us = median;
+  r.spread = 0.01;
+  r.tflops = 1;
+  r.bw_gbs = 1;
+  r.timing_phase = phase;
+  r.served_ms = sample;
+  r.served_us = served;
+  s.put_result(r, "v");
+  return r.config_id;
+}
 }  // namespace
 
 TEST(Store, MigratesFreshDatabaseToLatestVersion) {
@@ -82,21 +102,7 @@ TEST(Store, BestResultRanksFinalsByTheirServedMean) {
   const auto run = s.begin_run("tune", "v", dev);
   const auto prob = s.upsert_problem("fused_moe", "p", "{\"m\":512}");
   auto put = [&](const char* name, double median, std::optional<double> served, const char* phase) {
-    db::ResultRecord r;
-    r.run_id = run;
-    r.device_id = dev;
-    r.problem_id = prob;
-    r.config_id = s.upsert_config("fused_moe", name, "{}");
-    r.disposition = db::Disposition::kPassed;
-    r.median_us = median;
-    r.min_us = median;
-    r.spread = 0.01;
-    r.tflops = 1;
-    r.bw_gbs = 1;
-    r.timing_phase = phase;
-    if (std::string(phase) == "final") r.served_ms = "[257,384,512]";
-    r.served_us = served;
-    s.put_result(r, "v");
+    put_timed(s, run, dev, prob, name, median, served, phase, std::string(phase) == "final" ? "[257,384,512]" : "");
   };
   put("fast_at_512", 647.0, 560.0, "final");
   put("fast_over_bucket", 753.0, 512.0, "final");
@@ -164,24 +170,7 @@ TEST(Store, FinalsOverOtherSamplesGoBackToScreening) {
   const auto prob = s.upsert_problem("fused_moe", "p", "{\"m\":512}");
   const auto other = s.upsert_problem("fused_moe", "q", "{\"m\":256}");
   auto put = [&](std::int64_t problem, const char* name, double median, std::optional<double> served, const char* phase,
-                 const char* sample) {
-    db::ResultRecord r;
-    r.run_id = run;
-    r.device_id = dev;
-    r.problem_id = problem;
-    r.config_id = s.upsert_config("fused_moe", name, "{}");
-    r.disposition = db::Disposition::kPassed;
-    r.median_us = median;
-    r.min_us = median;
-    r.spread = 0.01;
-    r.tflops = 1;
-    r.bw_gbs = 1;
-    r.timing_phase = phase;
-    r.served_ms = sample;
-    r.served_us = served;
-    s.put_result(r, "v");
-    return r.config_id;
-  };
+                 const char* sample) { return put_timed(s, run, dev, problem, name, median, served, phase, sample); };
   const auto current = put(prob, "current", 667.0, 526.0, "final", "[257,384,512]");
   const auto legacy = put(prob, "legacy", 665.0, std::nullopt, "final", "");
   const auto moved = put(prob, "moved", 600.0, 400.0, "final", "[481,496,512]");
