@@ -72,6 +72,14 @@ class FamilyOps {
   virtual double flops(const Json& problem) const = 0;
   virtual double min_bytes(const Json& problem) const = 0;
   virtual ToleranceSpec tolerance(const Json& problem) const = 0;
+  /// How many Ms of a row's bucket its final candidates are timed at (safety::timing_sample): Traits::kTimingPoints
+  /// where a family's time steps inside a bucket, else 3.
+  virtual int timing_points() const = 0;
+  /// How many of a row's screened candidates are re-timed over its sample, for `top` asked: twice as many where the
+  /// sample has more than 3 Ms. There the row ranks on its bucket, and the screening at the row's M alone is a
+  /// weaker filter (session 29, the 257..512 MoE row: m96w96_s4 screened 6th at M=512, 722.6 us, and was the fastest
+  /// over nine Ms of the bucket, 495.8 us against 516.4 for the m64w64 finalist; docs/bench/2026-12-04-s29/call8).
+  std::size_t finalists(std::size_t top) const { return timing_points() > 3 ? 2 * top : top; }
 
   /// Every config name of the space, in enumerate() order.
   virtual std::vector<std::string> configs() const = 0;
@@ -113,7 +121,8 @@ std::unique_ptr<FamilyOps> make_fused_moe_ops();
 /// Adapts a family with gemm.h's shape. Traits provides: Problem, Config, Workload, kFamily,
 /// problem_from_json(json), config_from_name(name), enumerate(), why_unsupported(p, c, t), index_bounds(p, c),
 /// kernels(c, bits), workspace_bytes(p, c), tolerance(p), lookup_n(p), make_workload(p, seed, sets, ws) and
-/// compare(workload, tolerance) -> the family's Comparison (rel_l2, max_abs, err_ratio, passed, summary()).
+/// compare(workload, tolerance) -> the family's Comparison (rel_l2, max_abs, err_ratio, passed, summary()); and
+/// optionally kTimingPoints (FamilyOps::timing_points).
 /// A Workload with set_m(m) serves every M from one allocation; one without is rebuilt per M.
 template <class Traits>
 class FamilyAdapter : public FamilyOps {
@@ -137,6 +146,10 @@ class FamilyAdapter : public FamilyOps {
     return q.to_json();
   }
   std::int64_t lookup_n(const Json& p) const override { return Traits::lookup_n(Traits::problem_from_json(p)); }
+  int timing_points() const override {
+    if constexpr (requires { Traits::kTimingPoints; }) return Traits::kTimingPoints;
+    return 3;
+  }
   double flops(const Json& p) const override { return static_cast<double>(Traits::problem_from_json(p).flops()); }
   double min_bytes(const Json& p) const override { return static_cast<double>(Traits::problem_from_json(p).min_bytes()); }
   ToleranceSpec tolerance(const Json& p) const override { return Traits::tolerance(Traits::problem_from_json(p)); }

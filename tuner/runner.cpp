@@ -668,7 +668,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
 
       // Final phase: re-time the fastest few carefully. Each is timed at the row's M and at a sample of the other Ms
       // the row serves (safety::timing_sample): the row takes the fastest over that sample, not only at its M.
-      const std::vector<std::int64_t> sample = safety::timing_sample(domain.ranges(ops, p), m);
+      const std::vector<std::int64_t> sample = safety::timing_sample(domain.ranges(ops, p), m, ops.timing_points());
       // NOTE: finals timed over another sample (stored before served timings, or for a row that served other Ms) are
       // screening results again: with one of them in a row, rank_row fell back to the medians at the row's M, and the
       // 257..512 MoE row took a config 1.2% slower over its Ms (session 28). Those among the fastest few are re-timed.
@@ -683,7 +683,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
       for (bool again = true; again;) {
         // A rerun never re-measures a finished one: it times those of the fastest few (by their stored times) still
         // without a final time over this sample, which a kill cut short or a grown config space added.
-        for (std::size_t idx : fastest(screened_us, std::min(opt.final_top, screened.size()))) {
+        for (std::size_t idx : fastest(screened_us, std::min(ops.finalists(opt.final_top), screened.size()))) {
           auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
           // NOTE: a second pass (after a coverage sweep) skips what the first timed or quarantined.
           if (!r || r->disposition != Disposition::kPassed || r->timing_phase == "final") continue;

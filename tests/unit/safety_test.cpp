@@ -95,6 +95,24 @@ TEST(Coverage, TimingSampleSpansTheBucketUpToTheRow) {
   // A midpoint the row does not serve is left out.
   EXPECT_EQ(safety::timing_sample({{10, 12}, {30, 32}}, 32), (std::vector<std::int64_t>{10, 32}));
   EXPECT_EQ(safety::timing_sample({}, 64), (std::vector<std::int64_t>{64}));
+  // More points: evenly spaced from the smallest served M to the row (the fused MoE's nine over 257..512).
+  EXPECT_EQ(safety::timing_sample(served.at(1024), 1024, 9),
+            (std::vector<std::int64_t>{513, 576, 640, 704, 768, 832, 896, 960, 1024}));
+  EXPECT_EQ(safety::timing_sample({{257, 512}}, 512, 9), (std::vector<std::int64_t>{257, 288, 320, 352, 384, 416, 448, 480, 512}));
+  EXPECT_EQ(safety::timing_sample({{9, 16}}, 16, 9), (std::vector<std::int64_t>{9, 10, 11, 12, 13, 14, 15, 16}));
+  EXPECT_EQ(safety::timing_sample({{257, 512}}, 512, 1), (std::vector<std::int64_t>{512}));
+}
+
+// The fused MoE's time steps inside a bucket (experts crossing a block_m multiple): its rows are timed at nine Ms;
+// the GEMMs keep three.
+TEST(Coverage, TimingPointsByFamily) {
+  EXPECT_EQ(family_ops("fused_moe").timing_points(), 9);
+  EXPECT_EQ(family_ops("gemm_fp8_blockscale").timing_points(), 3);
+  EXPECT_EQ(family_ops("gemm_bf16").timing_points(), 3);
+  // ... and twice as many finalists (its screening at the row's M alone filters for the bucket less well).
+  EXPECT_EQ(family_ops("fused_moe").finalists(4), 8u);
+  EXPECT_EQ(family_ops("gemm_fp8_blockscale").finalists(4), 4u);
+  EXPECT_EQ(family_ops("gemm_bf16").finalists(1), 1u);
 }
 
 TEST(Coverage, EveryMUpToTheLimitThenTheEdgesAbove) {

@@ -320,7 +320,7 @@ int cmd_tune(const Args& args, const std::string& command_line) {
       ("db", po::value<std::string>()->default_value(kDb), "SQLite database (created if absent; a rerun resumes)")
       ("device", po::value<int>(&opt.device)->default_value(0), "GPU ordinal")
       ("jobs,j", po::value<int>(&opt.jobs)->default_value(0), "parallel compile threads (0: all cores)")
-      ("top", po::value<std::size_t>(&opt.final_top)->default_value(4), "candidates re-timed carefully per shape")
+      ("top", po::value<std::size_t>(&opt.final_top)->default_value(4), "candidates re-timed carefully per shape (the fused MoE: twice as many)")
       ("timeout-ms", po::value<double>(&opt.launch_timeout_ms)->default_value(10000), "per-launch timeout during validation")
       ("seed", po::value<std::uint64_t>(&opt.seed)->default_value(20261130), "random input seed")
       ("target", po::value<std::string>()->default_value(kTarget), "compile target when no GPU is present")

@@ -31,15 +31,15 @@ std::int64_t largest_served(const std::vector<MRange>& ranges, std::int64_t row)
   return m;
 }
 
-std::vector<std::int64_t> timing_sample(const std::vector<MRange>& ranges, std::int64_t row) {
+std::vector<std::int64_t> timing_sample(const std::vector<MRange>& ranges, std::int64_t row, int points) {
   std::set<std::int64_t> ms{row};
   const auto served = [&](std::int64_t m) {
     return std::any_of(ranges.begin(), ranges.end(), [&](const MRange& r) { return r.first <= m && m <= r.last; });
   };
-  if (!ranges.empty() && ranges.front().first < row) {
-    const std::int64_t lo = ranges.front().first, mid = lo + (row - lo) / 2;
-    for (std::int64_t m : {lo, mid})
-      if (served(m)) ms.insert(m);
+  if (!ranges.empty() && ranges.front().first < row && points > 1) {
+    const std::int64_t lo = ranges.front().first;
+    for (int i = 0; i + 1 < points; ++i)
+      if (const std::int64_t m = lo + (row - lo) * i / (points - 1); served(m)) ms.insert(m);
   }
   return {ms.begin(), ms.end()};
 }

@@ -27,9 +27,10 @@ std::map<std::int64_t, std::vector<MRange>> served_ranges(const profile::LookupR
 std::int64_t largest_served(const std::vector<MRange>& ranges, std::int64_t row);
 
 /// The Ms a row's final candidates are timed at, so that it takes the config fastest over the Ms it serves, not
-/// only at its own (a bucket row 512 serves 257..512): the smallest served M, the midpoint between it and the row,
-/// and the row; ascending, each served (or the row) and none above the row (the tuning case holds M <= row).
-std::vector<std::int64_t> timing_sample(const std::vector<MRange>& ranges, std::int64_t row);
+/// only at its own (a bucket row 512 serves 257..512): `points` Ms evenly spaced from the smallest served M to the
+/// row (3: that M, the midpoint and the row); ascending, each served (or the row) and none above the row (the tuning
+/// case holds M <= row).
+std::vector<std::int64_t> timing_sample(const std::vector<MRange>& ranges, std::int64_t row, int points = 3);
 
 /// Per-M growth of each buffer's largest offset (elements per row of M), from a family's index bounds at
 /// M = 1 and M = 2: the widths whose multiples reach 2^31.
