@@ -73,7 +73,7 @@ std::string TunePlan::summary() const {
 
 std::set<std::int64_t> anchor_rows(const std::set<std::int64_t>& rows) {
   if (rows.empty()) return {};
-  return {*rows.begin(), *rows.rbegin(), nearest_row(rows, 16), nearest_row(rows, 256)};
+  return {*rows.begin(), *rows.rbegin(), nearest_row(rows, 16), nearest_row(rows, 256), nearest_row(rows, 1024)};
 }
 
 std::optional<std::string> gemm_family(profile::Quant q) {

@@ -39,8 +39,11 @@ struct TunePlan {
   std::string summary() const;
 };
 
-/// The anchor rows among `rows`: the smallest, the largest, and the rows nearest 16 and 256 (ties to the
+/// The anchor rows among `rows`: the smallest, the largest, and the rows nearest 16, 256 and 1024 (ties to the
 /// smaller row); empty for no rows.
+// NOTE: 1024 since session 30. Between anchors 256 and 4096 the rows 512..2048 tried only the best 8 of those two, and
+// the 1025..2048 row of the FP8 N=512 K=6144 GEMM never tried m64n64_tma2_sk1, 9th at 256 and slow at 4096: on the
+// H200 it takes 20.5 us over that bucket, where the row's m64n64_sk2 took 27.6 (docs/performance.md).
 std::set<std::int64_t> anchor_rows(const std::set<std::int64_t>& rows);
 
 /// The family tuning GEMM keys of a quantization; nullopt where tunetab has none (fp8-per-token).

@@ -73,7 +73,7 @@ TEST(TunePlan, GlmFiveOnH200ExpandsToFamiliesRowsAndAnchors) {
   EXPECT_EQ(moe.rule, profile::RuleKind::kAiterFmoe);
   EXPECT_EQ(moe.domain, (profile::MDomain{1, 4096}));
   EXPECT_EQ(row_ms(moe), (std::set<std::int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
-  EXPECT_EQ(moe.anchors, (std::set<std::int64_t>{1, 16, 256, 4096}));
+  EXPECT_EQ(moe.anchors, (std::set<std::int64_t>{1, 16, 256, 1024, 4096}));
   // One problem per row, M = the row's M: GLM-5's experts on one EP8 rank, FP8 e4m3fn, balanced routing.
   ASSERT_EQ(moe.problems.size(), moe.buckets.size());
   const FamilyOps& moe_ops = family_ops("fused_moe");
@@ -95,7 +95,7 @@ TEST(TunePlan, GlmFiveOnH200ExpandsToFamiliesRowsAndAnchors) {
     }
   }
   // 12 GEMM keys reach M 512 and hold 8 rows from 257 to 512 (the profile's gemm-fine-rows) where 1 was: 178 + 84.
-  EXPECT_NE(plan.summary().find("14 keys (1 fused_moe, 4 gemm_bf16, 9 gemm_fp8_blockscale), 262 rows, 55 anchor rows"), std::string::npos)
+  EXPECT_NE(plan.summary().find("14 keys (1 fused_moe, 4 gemm_bf16, 9 gemm_fp8_blockscale), 262 rows, 68 anchor rows"), std::string::npos)
       << plan.summary();
 }
 
@@ -111,8 +111,12 @@ TEST(TunePlan, TheGfx942ProfileTunesE4m3fnuz) {
   }
 }
 
-TEST(TunePlan, AnchorsAreTheEndsAndTheRowsNearest16And256) {
+TEST(TunePlan, AnchorsAreTheEndsAndTheRowsNearest16And256And1024) {
   EXPECT_EQ(anchor_rows({1, 2, 4, 8, 16, 32, 64, 128, 256, 512}), (std::set<std::int64_t>{1, 16, 256, 512}));
+  EXPECT_EQ(anchor_rows({1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}),
+            (std::set<std::int64_t>{1, 16, 256, 1024, 4096}));
+  EXPECT_EQ(anchor_rows({1, 16, 256, 768, 1536, 4096}), (std::set<std::int64_t>{1, 16, 256, 768, 4096}));  // nearest in log2
+  EXPECT_EQ(anchor_rows({1, 16, 256, 512, 2048, 4096}), (std::set<std::int64_t>{1, 16, 256, 512, 4096}));   // a tie: 512
   EXPECT_EQ(anchor_rows({1, 2, 4, 8, 32, 64}), (std::set<std::int64_t>{1, 8, 64}));  // a tie goes to the smaller row
   EXPECT_EQ(anchor_rows({300}), (std::set<std::int64_t>{300}));
   EXPECT_TRUE(anchor_rows({}).empty());
