@@ -269,11 +269,13 @@ TEST(Profile, MDomainsFollowTheEnvelope) {
 
 TEST(Profile, FineGemmRowsComeFromTheEnvelope) {
   const Matrix m = derive("profiles/glm-5-fp8-ep8-h200.cfg", {});
-  EXPECT_EQ(m.envelope.gemm_fine_rows, (MDomain{257, 512}));
+  EXPECT_EQ(m.envelope.gemm_fine_rows, (MDomain{129, 512}));
   for (const auto& e : m.gemm) {
     std::set<std::int64_t> rows;
     for (const auto& b : e.buckets) rows.insert(b.m);
     const bool lm_head = e.key.layers == std::vector<std::string>{"lm_head"};
+    EXPECT_EQ(rows.count(240), 1u) << e.key.layers[0];  // 16-row steps up to 256, then 32-row steps
+    EXPECT_EQ(rows.count(248), 0u) << e.key.layers[0];
     EXPECT_EQ(rows.count(352), lm_head ? 0u : 1u) << e.key.layers[0];  // lm_head's Ms end at max-num-seqs (256)
     EXPECT_EQ(rows.count(384), lm_head ? 0u : 1u) << e.key.layers[0];
   }

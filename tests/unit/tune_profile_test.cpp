@@ -94,8 +94,9 @@ TEST(TunePlan, GlmFiveOnH200ExpandsToFamiliesRowsAndAnchors) {
       EXPECT_EQ(k.anchors, (std::set<std::int64_t>{1, 16, 256}));
     }
   }
-  // 12 GEMM keys reach M 512 and hold 8 rows from 257 to 512 (the profile's gemm-fine-rows) where 1 was: 178 + 84.
-  EXPECT_NE(plan.summary().find("14 keys (1 fused_moe, 4 gemm_bf16, 9 gemm_fp8_blockscale), 262 rows, 68 anchor rows"), std::string::npos)
+  // The profile's gemm-fine-rows 129-512: 12 GEMM keys reach M 512 and hold 8 rows from 129 to 256 and 8 from 257 to
+  // 512 where 2 were, lm_head (M up to 256) 8 from 129 to 256 where 1 was: 178 + 12 x 14 + 7.
+  EXPECT_NE(plan.summary().find("14 keys (1 fused_moe, 4 gemm_bf16, 9 gemm_fp8_blockscale), 353 rows, 68 anchor rows"), std::string::npos)
       << plan.summary();
 }
 
