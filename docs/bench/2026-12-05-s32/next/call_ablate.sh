@@ -6,7 +6,7 @@
 #    12 neither copies nor MMAs (barriers and promotion); results wrong, their tests fail, their times count. 16 is a
 #    candidate (results right): two producer threads, one copying A and one B; 20 = 16 + 4. Then 0 again (drift).
 # 2. .carry_c (branch s32-tma2-cluster's GPU tests): the ragged-shape test on the cluster configs alone, then each
-#    cluster config against its unclustered twin, twice, alternating in one process each (ab_clusters.txt).
+#    cluster config against its unclustered twin in the same process, two processes (ab_clusters.txt).
 # Carry .carry_x .carry_c; about 300 s (each config's validation computes its Eigen reference).
 # Usage: OUT=... bash docs/bench/2026-12-05-s32/next/call_ablate.sh
 set -uo pipefail
