@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 32, late: tma2 with the tile's scales in shared memory (ablate.patch mask 32: copied once a tile, coalesced,
 # read in the K loop from shared memory) against the same binary at mask 0, twice each, alternating; each config is
-# validated before it is timed (mask 32 must pass). Carry .carry_x2 (main + ablate.patch with mask 32). ~150 s.
+# validated before it is timed (mask 32 must pass). Carry .carry_x (build_x.sh: main + ablate.patch, mask 32 included). ~150 s.
 set -uo pipefail
 cd "$(dirname "$0")/../../../.."
 t0=$SECONDS
@@ -11,7 +11,7 @@ spec="336,3072,6144:$w96,$w128,$n192,$n64;304,3072,6144:$n128;336,2624,6144:m128
 spec+=";336,4096,2048:$w96;336,3584,512:$w96;1024,4096,2048:$w128;2048,2048,2048:$w128;1024,3584,512:$w128"
 for rep in 1 2; do
   for mode in 0 32; do
-    TT_ABLATE=$mode TUNETAB_TIME_FP8="$spec" timeout 100 .carry_x2/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.TimeConfigs*' \
+    TT_ABLATE=$mode TUNETAB_TIME_FP8="$spec" timeout 100 .carry_x/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.TimeConfigs*' \
       > "$OUT/scales_${mode}_$rep.log" 2>&1
     echo "mode $mode #$rep rc=$? $((SECONDS - t0)) s"; grep -E "Failure|rel_l2" "$OUT/scales_${mode}_$rep.log" | head -4
   done
