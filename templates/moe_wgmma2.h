@@ -75,12 +75,16 @@ struct MoeStageTma2Args {
 };
 
 /// The wgmma2 stages' inputs in sorted order, so that their producers copy a tile's tokens by TMA: sorted row
-/// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a), or
-/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. Persistent: 256 threads a
-/// block, a warp a sorted row at a time, a half-warp a group of 128 columns; any grid.
+/// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a); its
+/// scales go to scale[group * scale_ld + r]. Padding rows (a sorted id >= rows) are left as they are: the stages
+/// store no output of theirs, and an MMA's column is its own token's. Persistent: 256 threads a block, a warp a
+/// unit of one row's 8 groups of 128 columns at a time (a half-warp a group); any grid. Stage 1 (gather) takes its
+/// units by token, each token's row quantized once and stored to its topk sorted rows (sorted_pos); stage 2 by
+/// sorted row.
 struct MoeQuantSortedArgs {
   const u16* x;           // [source rows, dim] bf16: the hidden states (stage 1) or stage 1's sorted rows (stage 2)
   const int* sorted_ids;  // the align kernel's
+  const int* sorted_pos;  // the align kernel's inverse of sorted_ids (stage 1)
   const int* num_padded;
   u8* q;                  // [padded rows, dim] e4m3
   float* scale;           // [dim / 128, scale_ld]
@@ -110,53 +114,79 @@ __device__ __forceinline__ u32 pack_e4m3x4(float v0, float v1, float v2, float v
 // but for the quotient: the reciprocal and one Newton step, v / scale but for a rare last bit.
 // NOTE: persistent since session 21. A warp per (row, 128 columns) over a grid sized for the worst-case padding
 // launched ~34k blocks at M=336 (block_m 96), most of them returning at once, each warp's loads dependent on the
-// last; with software conversions and a division an element it took 50 us of that pipeline (ncu, session 20). Here
-// each warp keeps kBatch groups' loads in flight and converts in hardware where it can.
+// last; with software conversions and a division an element it took 50 us of that pipeline (ncu, session 20).
+// Session 29's ncu had this version at 20.6 us for stage 1 at M=336 (9.7 for stage 2): a warp walked a whole row's
+// 48 groups, 8 at a time, each batch's loads waiting on the last's stores, and read each hidden state topk times (33 MB
+// at M=336 for 4 MB of tokens). Units of 8 groups spread a row over warps, and stage 1's tokens are read once.
 template <bool kFnuz, typename Index>
 __global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
-  constexpr int kBatch = 4;
+  constexpr int kBatch = 4;  // groups a half-warp a unit
+  constexpr int kPos = 8;    // stage 1: sorted rows of a token loaded at once
   const int lane = static_cast<int>(thread_x()) % 32, hl = lane % 16, sub = lane / 16;
-  const int groups = p.dim / 128, rows = *p.num_padded, warps = moe_grid_x() * 8;
-  for (int r = static_cast<int>(block_x()) * 8 + static_cast<int>(thread_x()) / 32; r < rows; r += warps) {
-    const int slot = p.sorted_ids[r];
-    const bool pad = slot >= p.rows;  // padding: zero products, scale 1
-    const u16* const x = p.x + static_cast<Index>(pad ? 0 : p.gather ? slot / p.gather : r) * p.dim + hl * 8;
-    u8* const q = p.q + static_cast<Index>(r) * p.dim + hl * 8;
-    // NOTE: the loop bounds are warp-uniform: the half-warp shuffles below need every lane.
-    for (int g0 = 0; g0 < groups; g0 += 2 * kBatch) {
-      u32x4 raw[kBatch];
+  const int groups = p.dim / 128, chunks = (groups + 2 * kBatch - 1) / (2 * kBatch), warps = moe_grid_x() * 8;
+  const int units = (p.gather ? p.rows / p.gather : *p.num_padded) * chunks;
+  for (int u = static_cast<int>(block_x()) * 8 + static_cast<int>(thread_x()) / 32; u < units; u += warps) {
+    const int row = u / chunks, g0 = (u % chunks) * 2 * kBatch;  // a token (stage 1) or a sorted row (stage 2)
+    // Stage 2: whether the row is padding, loaded beside its groups (its input rows exist up to *num_padded).
+    const bool pad = !p.gather && p.sorted_ids[row] >= p.rows;
+    int pos[kPos];  // stage 1: the token's first kPos sorted rows, loaded beside its groups
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int g = g0 + 2 * b + sub;
-        raw[b] = !pad && g < groups ? *reinterpret_cast<const u32x4*>(x + g * 128) : u32x4{0u, 0u, 0u, 0u};
+    for (int k = 0; k < kPos; ++k) pos[k] = k < p.gather ? p.sorted_pos[row * p.gather + k] : -1;
+    const u16* const x = p.x + static_cast<Index>(row) * p.dim + hl * 8;
+    u32x4 raw[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int g = g0 + 2 * b + sub;
+      raw[b] = g < groups ? *reinterpret_cast<const u32x4*>(x + g * 128) : u32x4{0u, 0u, 0u, 0u};
+    }
+    if (pad) continue;  // warp-uniform
+    u32x2 packed[kBatch];
+    float scales[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const u32 w[4] = {raw[b].x, raw[b].y, raw[b].z, raw[b].w};
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        v[2 * j] = bits_f32(w[j] << 16);
+        v[2 * j + 1] = bits_f32(w[j] & 0xffff0000u);
       }
+      float amax = 0.f;
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int g = g0 + 2 * b + sub;
-        const u32 w[4] = {raw[b].x, raw[b].y, raw[b].z, raw[b].w};
-        float v[8];
+      for (int j = 0; j < 8; ++j) amax = bits_f32(f32_bits(v[j]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[j]) & 0x7fffffffu) : amax;
+      // NOTE: every lane shuffles (the unit is warp-uniform; a lane past the groups holds zeros).
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          v[2 * j] = bits_f32(w[j] << 16);
-          v[2 * j + 1] = bits_f32(w[j] & 0xffff0000u);
-        }
-        float amax = 0.f;
+      for (int m = 8; m > 0; m /= 2) {  // within the half-warp: its group's 128 columns
+        const float o = shfl_xor(amax, m);
+        amax = o > amax ? o : amax;
+      }
+      const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f, inv = 1.0f / scale;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) amax = bits_f32(f32_bits(v[j]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[j]) & 0x7fffffffu) : amax;
+      for (int j = 0; j < 8; ++j) {
+        const float q0 = v[j] * inv;
+        v[j] = q0 + (v[j] - q0 * scale) * inv;
+      }
+      packed[b] = u32x2{pack_e4m3x4<kFnuz>(v[0], v[1], v[2], v[3]), pack_e4m3x4<kFnuz>(v[4], v[5], v[6], v[7])};
+      scales[b] = scale;
+    }
+    // Each destination row: the sorted row itself (stage 2), or each of the token's topk sorted rows (stage 1).
+    const int dests = p.gather ? p.gather : 1;
+    for (int k0 = 0; k0 < dests; k0 += kPos) {
+      if (k0 > 0)
 #pragma unroll
-        for (int m = 8; m > 0; m /= 2) {  // within the half-warp: its group's 128 columns
-          const float o = shfl_xor(amax, m);
-          amax = o > amax ? o : amax;
-        }
-        const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f, inv = 1.0f / scale;
+        for (int j = 0; j < kPos; ++j) pos[j] = k0 + j < p.gather ? p.sorted_pos[row * p.gather + k0 + j] : -1;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const float q0 = v[j] * inv;
-          v[j] = q0 + (v[j] - q0 * scale) * inv;
-        }
-        if (g < groups) {
-          *reinterpret_cast<u32x2*>(q + g * 128) = u32x2{pack_e4m3x4<kFnuz>(v[0], v[1], v[2], v[3]), pack_e4m3x4<kFnuz>(v[4], v[5], v[6], v[7])};
-          if (hl == 0) p.scale[static_cast<Index>(g) * p.scale_ld + r] = scale;
+      for (int j = 0; j < kPos; ++j) {
+        if (k0 + j >= dests) break;
+        const int r = p.gather ? pos[j] : row;
+        u8* const q = p.q + static_cast<Index>(r) * p.dim + hl * 8;
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int g = g0 + 2 * b + sub;
+          if (g < groups) {
+            *reinterpret_cast<u32x2*>(q + g * 128) = packed[b];
+            if (hl == 0) p.scale[static_cast<Index>(g) * p.scale_ld + r] = scales[b];
+          }
         }
       }
     }

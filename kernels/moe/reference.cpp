@@ -151,6 +151,7 @@ struct AlignArgs {
   int* sorted_ids;
   int* expert_ids;
   int* num_padded;
+  int* sorted_pos;
   int rows, experts, block_m;
 };
 struct QuantArgs {
@@ -163,6 +164,7 @@ struct QuantArgs {
 struct QuantSortedArgs {
   const void* x;
   const int* sorted_ids;
+  const int* sorted_pos;
   const int* num_padded;
   void* q;
   float* scale;
@@ -239,6 +241,7 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     blocks = std::max(blocks, max_blocks(p, c.block_m));
   }
   sorted_ = DeviceBuffer(static_cast<std::size_t>(padded) * 4, guard);
+  sorted_pos_ = DeviceBuffer(rows * 4, guard);
   // The stages' inputs: by token (or slot), or (wgmma2) by sorted row with their scales transposed; the padded rows
   // are at least the slots (and tokens), their scales' row stride at least as many.
   const auto input_rows = static_cast<std::size_t>(padded);
@@ -280,12 +283,13 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   const unsigned blocks = static_cast<unsigned>(max_blocks(p_, c.block_m));
 
   AlignArgs align{static_cast<const int*>(st.topk_ids.get()), static_cast<int*>(sorted_.get()),
-                  static_cast<int*>(expert_ids_.get()), static_cast<int*>(num_padded_.get()), rows,
+                  static_cast<int*>(expert_ids_.get()), static_cast<int*>(num_padded_.get()),
+                  c.math == Math::kWgmma2 ? static_cast<int*>(sorted_pos_.get()) : nullptr, rows,
                   static_cast<int>(p_.experts), c.block_m};
   {
     void* params[] = {&align};
     LaunchDims d;
-    d.block[0] = 256;
+    d.block[0] = 1024;  // tt::moe_align<1024>
     tunetab::launch(*pipeline[pl.align], d, s, params);
   }
   // FP8: quantizes x [rows, dim] bf16 per 1x128 into q and scale (8 groups of 128 per 256-thread block).
@@ -297,18 +301,21 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
-  // wgmma2: the stages' inputs quantized into sorted order (padding rows zero), their scales transposed
+  // wgmma2: the stages' inputs quantized into sorted order (padding rows untouched), their scales transposed
   // ([dim / 128, ld]); stage 1 reads the hidden states gathered (row = slot / topk), stage 2 its sorted output.
   const bool sorted_inputs = c.math == Math::kWgmma2;
   const std::int64_t padded = max_padded_rows(p_, c.block_m);
   const int ld = static_cast<int>(sorted_scale_ld(p_, c.block_m));
   auto quantize_sorted = [&](const DeviceBuffer& x, DeviceBuffer& q, DeviceBuffer& scale, int gather, std::int64_t dim) {
-    QuantSortedArgs a{x.get(), static_cast<const int*>(sorted_.get()), static_cast<const int*>(num_padded_.get()), q.get(),
-                      static_cast<float*>(scale.get()), rows, gather, static_cast<int>(dim), ld};
+    QuantSortedArgs a{x.get(),          static_cast<const int*>(sorted_.get()), static_cast<const int*>(sorted_pos_.get()),
+                      static_cast<const int*>(num_padded_.get()), q.get(), static_cast<float*>(scale.get()), rows, gather,
+                      static_cast<int>(dim), ld};
     void* params[] = {&a};
     LaunchDims d;
-    // Persistent (any grid): a warp a sorted row at a time, to the worst-case padding.
-    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(padded, 8), cu_count_ * 8));
+    // Persistent (any grid): a warp a unit of 8 groups of 128 columns of a token (gather) or of a sorted row (to the
+    // worst-case padding).
+    const std::int64_t units = (gather ? p_.m : padded) * ceil_div(dim / 128, 8);
+    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(units, 8), cu_count_ * 8));
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
@@ -468,7 +475,7 @@ void Workload::poison_output() {
   if (inter_q_.bytes()) inter_q_.fill_bytes(0xff);
   y_.fill_bytes(0xff);
   for (DeviceBuffer* b : {&sets_[0].hidden, &sets_[0].topk_ids, &sets_[0].topk_weights, &sets_[0].out, &w1_, &w2_, &w1s_,
-                          &w2s_, &a_q_, &a_scale_, &sorted_, &expert_ids_, &num_padded_, &inter_, &inter_q_,
+                          &w2s_, &a_q_, &a_scale_, &sorted_, &sorted_pos_, &expert_ids_, &num_padded_, &inter_, &inter_q_,
                           &inter_scale_, &y_})
     if (b->bytes()) b->arm_guards();
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
@@ -479,7 +486,8 @@ std::optional<std::string> Workload::guard_violation() const {
       {"hidden", &sets_[0].hidden}, {"topk_ids", &sets_[0].topk_ids}, {"topk_weights", &sets_[0].topk_weights},
       {"out", &sets_[0].out},       {"w1", &w1_},                     {"w2", &w2_},
       {"w1_scale", &w1s_},          {"w2_scale", &w2s_},              {"a_q", &a_q_},
-      {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"expert_ids", &expert_ids_},
+      {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"sorted_pos", &sorted_pos_},
+      {"expert_ids", &expert_ids_},
       {"num_padded", &num_padded_}, {"inter", &inter_},               {"inter_q", &inter_q_},
       {"inter_scale", &inter_scale_}, {"y", &y_}};
   for (const auto& [name, buf] : buffers) {
@@ -513,6 +521,8 @@ Alignment Workload::download_alignment(int block_m) const {
     sorted_.download(a.sorted_ids.data(), a.sorted_ids.size() * 4);
     expert_ids_.download(a.expert_ids.data(), a.expert_ids.size() * 4);
   }
+  a.sorted_pos.resize(static_cast<std::size_t>(p_.rows()));
+  sorted_pos_.download(a.sorted_pos.data(), a.sorted_pos.size() * 4);
   a.counts.assign(static_cast<std::size_t>(p_.experts), 0);
   for (std::int64_t s = 0; s < p_.rows(); ++s) ++a.counts[static_cast<std::size_t>(h_.routing.topk_ids[s])];
   return a;

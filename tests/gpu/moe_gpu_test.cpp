@@ -88,6 +88,14 @@ class MoeGpu : public ::testing::Test {
       gpu_by_expert[gpu.expert_ids[r / c.block_m]].insert(gpu.sorted_ids[r]);
     for (std::size_t r = 0; r < cpu.sorted_ids.size(); ++r) cpu_by_expert[cpu.expert_ids[r / c.block_m]].insert(cpu.sorted_ids[r]);
     EXPECT_EQ(gpu_by_expert, cpu_by_expert) << "each expert's padded range holds its slots and padding";
+    if (c.math == moe::Math::kWgmma2) {  // its stage-1 quantization stores each token by the inverse map
+      int wrong = 0;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const int r = gpu.sorted_pos[i];
+        wrong += r < 0 || r >= gpu.num_padded || gpu.sorted_ids[static_cast<std::size_t>(r)] != static_cast<int>(i);
+      }
+      EXPECT_EQ(wrong, 0) << "slots whose sorted_pos does not point back at them";
+    }
     w.poison_output();
     w.launch(c, pipeline, 0, s);
     s.synchronize();
