@@ -242,6 +242,9 @@ class Workload {
   std::vector<Set> sets_;
   DeviceBuffer w1_, w2_, w1s_, w2s_;
   DeviceBuffer a_q_, a_scale_, sorted_, sorted_pos_, expert_ids_, num_padded_, inter_, inter_q_, inter_scale_, y_;
+  // wgmma2 (FP8): the fp32 partials and arrival counters of a persistent stage's split last round (tt::moe_unit),
+  // for up to cu_count_ split tiles; the counters are zeroed once here and reset by the kernel.
+  DeviceBuffer partials_, counters_;
   std::size_t guard_ = 0;
   int cu_count_ = 0;  // the device's multiprocessors: a persistent stage's grid
 };

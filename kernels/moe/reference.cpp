@@ -10,6 +10,10 @@ namespace tunetab::moe {
 
 namespace {
 
+/// A split tile's partial (tt::moe_unit): a stage's consumer threads x their fp32 fragments, at most this many floats
+/// (the largest in the space: stage 1 of 96-token tiles, 256 threads x 96).
+constexpr std::int64_t kSplitPartialFloats = 32768;
+
 bool fp8(Quant q) { return q != Quant::kBf16; }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -258,6 +262,11 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     inter_scale_ = DeviceBuffer(scale_cols * static_cast<std::size_t>(p.inter_dim / 128) * 4, guard);
   }
   y_ = DeviceBuffer(std::max(workspace_bytes, rows * static_cast<std::size_t>(p.model_dim) * 4), guard);
+  if (fp8(p.quant)) {
+    partials_ = DeviceBuffer(2 * static_cast<std::size_t>(cu_count_) * kSplitPartialFloats * 4, guard);
+    counters_ = DeviceBuffer(static_cast<std::size_t>(cu_count_) * 4, guard);
+    TUNETAB_HIP_CHECK(hipMemsetD32(reinterpret_cast<hipDeviceptr_t>(counters_.get()), 0, static_cast<std::size_t>(cu_count_)));
+  }
   // NOTE: copies above run on the default stream; launches use a non-blocking stream.
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());
 }
@@ -397,7 +406,17 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     TensorMap w;
     TensorMap a;
     int scale_ld;
+    int split_max;
+    float* partials;
+    std::uint32_t* counters;
   } u1, u2;
+  // A split tile's two partials: its consumer threads' fragments (kHalves x block_m / 2 each), at most
+  // kSplitPartialFloats floats a half.
+  const auto split_max = [&](int stage) {
+    const int rows_w = stage == 1 ? c.block_n1 : c.block_n2, halves = stage == 1 ? 2 : 1;
+    const std::int64_t floats = static_cast<std::int64_t>(halves) * (c.warp_m / 2) * (rows_w / 64) * (c.block_m / c.warp_m) * 128;
+    return floats <= kSplitPartialFloats && partials_.get() != nullptr ? cu_count_ : 0;
+  };
   const bool tma = c.math == Math::kWgmma || c.math == Math::kWgmma2;
   if (tma) {
     t1.p = s1;
@@ -405,7 +424,8 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                          c.block_n1 / c.cluster());
   }
   if (sorted_inputs)
-    u1 = Tma2Args{s1, t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.block_m), ld};
+    u1 = Tma2Args{s1,       t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.block_m), ld, split_max(1),
+                  static_cast<float*>(partials_.get()), static_cast<std::uint32_t*>(counters_.get())};
   {
     void* params[] = {sorted_inputs ? static_cast<void*>(&u1) : tma ? static_cast<void*>(&t1) : static_cast<void*>(&s1)};
     LaunchDims d;
@@ -437,7 +457,8 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                          c.block_n2 / c.cluster());
   }
   if (sorted_inputs)
-    u2 = Tma2Args{s2, t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld};
+    u2 = Tma2Args{s2,       t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld, split_max(2),
+                  static_cast<float*>(partials_.get()), static_cast<std::uint32_t*>(counters_.get())};
   {
     void* params[] = {sorted_inputs ? static_cast<void*>(&u2) : tma ? static_cast<void*>(&t2) : static_cast<void*>(&s2)};
     LaunchDims d;
