@@ -137,6 +137,8 @@ template <bool kFnuz, typename Index>
 __global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
   constexpr int kBatch = 4;  // groups a half-warp a unit
   constexpr int kPos = 8;    // stage 1: sorted rows of a token loaded at once
+  moe_grid_release();
+  moe_grid_wait();  // the align kernel's (or stage 1's) output
   const int lane = static_cast<int>(thread_x()) % 32, hl = lane % 16, sub = lane / 16;
   const int groups = p.dim / 128, chunks = (groups + 2 * kBatch - 1) / (2 * kBatch), warps = moe_grid_x() * 8;
   const int units = (p.gather ? p.rows / p.gather : *p.num_padded) * chunks;
@@ -334,6 +336,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "moe wgmma2: the fragments do not fit a consumer's registers");
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
+  moe_grid_release();
+  moe_grid_wait();  // the quantized inputs (and the routing layout before them)
   const int blocks = *p.num_padded / kTokens;  // the align kernel pads every expert to kTokens
   const int n_tiles = p.n / kRowsW;            // the host's constraint: kRowsW divides n
   const int tiles = blocks * n_tiles;
@@ -543,6 +547,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
 // dtype too); y is MoeReduceArgs's fp32 pointer, read as bf16.
 template <typename Index>
 __global__ void __launch_bounds__(256) moe_reduce_bf16(MoeReduceArgs p) {
+  moe_grid_wait();  // stage 2's rows
   const int t = static_cast<int>(block_y());
   const int c = (static_cast<int>(block_x()) * 256 + static_cast<int>(thread_x())) * 8;
   if (c >= p.dim) return;
