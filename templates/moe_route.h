@@ -5,6 +5,13 @@
 
 namespace tt {
 
+/// The experts of slots i + j * kThreads (j < kBatch), -1 past the last slot: kBatch loads in flight at once.
+template <int kThreads, int kBatch>
+__device__ __forceinline__ void moe_slot_experts(const MoeAlignArgs& p, int i, int (&ids)[kBatch]) {
+#pragma unroll
+  for (int j = 0; j < kBatch; ++j) ids[j] = i + j * kThreads < p.rows ? p.topk_ids[i + j * kThreads] : -1;
+}
+
 /// One block of kThreads threads. Counts slots per expert, pads each expert to block_m, writes every
 /// block's expert and scatters slot ids into their expert's range (and, given sorted_pos, each slot's sorted row).
 /// Order inside an expert's range follows the atomics; nothing downstream depends on it (stage outputs are
@@ -24,11 +31,7 @@ __global__ void __launch_bounds__(kThreads) moe_align(MoeAlignArgs p) {
   sync_block();
   for (int i0 = 0; i0 < p.rows; i0 += kThreads * kBatch) {
     int ids[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = i0 + j * kThreads + tid;
-      ids[j] = i < p.rows ? p.topk_ids[i] : -1;
-    }
+    moe_slot_experts<kThreads>(p, i0 + tid, ids);
 #pragma unroll
     for (int j = 0; j < kBatch; ++j)
       if (ids[j] >= 0) atomic_add(&count[ids[j]], 1u);
@@ -52,11 +55,7 @@ __global__ void __launch_bounds__(kThreads) moe_align(MoeAlignArgs p) {
   sync_block();
   for (int i0 = 0; i0 < p.rows; i0 += kThreads * kBatch) {
     int ids[kBatch];
-#pragma unroll
-    for (int j = 0; j < kBatch; ++j) {
-      const int i = i0 + j * kThreads + tid;
-      ids[j] = i < p.rows ? p.topk_ids[i] : -1;
-    }
+    moe_slot_experts<kThreads>(p, i0 + tid, ids);
 #pragma unroll
     for (int j = 0; j < kBatch; ++j) {
       if (ids[j] < 0) continue;

@@ -500,11 +500,16 @@ void Workload::poison_output() {
     TUNETAB_HIP_CHECK(hipMemsetD8(reinterpret_cast<hipDeviceptr_t>(static_cast<char*>(sets_[0].out.get()) + used),
                                   DeviceBuffer::kCanary, window));
   inter_.fill_bytes(0xff);
-  if (inter_q_.bytes()) inter_q_.fill_bytes(0xff);
+  // The stages' quantized inputs and their scales as NaN too (e4m3fn and fp32): the wgmma2 pipeline leaves their
+  // padding rows unwritten, and no stored output may depend on them.
+  for (DeviceBuffer* b : {&a_q_, &a_scale_, &inter_q_, &inter_scale_, &sorted_pos_})
+    if (b->bytes()) b->fill_bytes(0xff);
+  if (counters_.bytes())  // a launch cut short may leave a split tile's counter raised
+    TUNETAB_HIP_CHECK(hipMemsetD32(reinterpret_cast<hipDeviceptr_t>(counters_.get()), 0, counters_.bytes() / 4));
   y_.fill_bytes(0xff);
   for (DeviceBuffer* b : {&sets_[0].hidden, &sets_[0].topk_ids, &sets_[0].topk_weights, &sets_[0].out, &w1_, &w2_, &w1s_,
                           &w2s_, &a_q_, &a_scale_, &sorted_, &sorted_pos_, &expert_ids_, &num_padded_, &inter_, &inter_q_,
-                          &inter_scale_, &y_})
+                          &inter_scale_, &y_, &partials_, &counters_})
     if (b->bytes()) b->arm_guards();
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
 }
@@ -517,7 +522,8 @@ std::optional<std::string> Workload::guard_violation() const {
       {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"sorted_pos", &sorted_pos_},
       {"expert_ids", &expert_ids_},
       {"num_padded", &num_padded_}, {"inter", &inter_},               {"inter_q", &inter_q_},
-      {"inter_scale", &inter_scale_}, {"y", &y_}};
+      {"inter_scale", &inter_scale_}, {"y", &y_},                     {"partials", &partials_},
+      {"counters", &counters_}};
   for (const auto& [name, buf] : buffers) {
     if (!buf->bytes()) continue;
     if (auto v = guard_violation_of(name, *buf)) return v;
