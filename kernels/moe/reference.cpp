@@ -325,9 +325,11 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     void* params[] = {&a};
     LaunchDims d;
     // Persistent (any grid): a warp a unit of 8 groups of 128 columns of a token (gather) or of a sorted row (to the
-    // worst-case padding).
+    // worst-case padding); at most one wave of resident blocks, so that every block has started, and released the
+    // next kernel, early.
     const std::int64_t units = (gather ? p_.m : padded) * ceil_div(dim / 128, 8);
-    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(units, 8), cu_count_ * 8));
+    const std::int64_t wave = cu_count_ * pipeline[pl.quant]->resident_blocks(256, 0);
+    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(units, 8), wave));
     d.block[0] = 256;
     d.overlap_previous = overlap;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
