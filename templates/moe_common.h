@@ -6,24 +6,6 @@
 
 namespace tt {
 
-/// Programmatic dependent launch (NVIDIA sm_90): a kernel launched to overlap the end of the stream's previous one
-/// (LaunchDims::overlap_previous) may start while that one runs; moe_grid_wait() returns once it has completed and
-/// its writes are visible, and must come before anything the earlier kernels read or write. moe_grid_release() lets
-/// the next kernel's CTAs be scheduled (once every CTA of this one has called it or exited). No-ops when the kernel
-/// was launched plainly, and on other targets.
-// NOTE: in such a kernel every CTA must reach moe_grid_wait() before it exits: a kernel's completion then implies its
-// predecessors', which the next kernel's wait relies on (kernel N + 2 may be resident before kernel N has ended).
-__device__ __forceinline__ void moe_grid_wait() {
-#if defined(TT_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void moe_grid_release() {
-#if defined(TT_NVIDIA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-
 /// Routing sort/align (moe_align_block_size): token slots grouped by expert, each expert padded to block_m.
 struct MoeAlignArgs {
   const int* topk_ids;  // [rows] expert of each (token, k) slot; rows = tokens * topk

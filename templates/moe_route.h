@@ -25,7 +25,6 @@ __global__ void __launch_bounds__(kThreads) moe_align(MoeAlignArgs p) {
   __shared__ u32 count[kMaxExperts];
   __shared__ u32 cursor[kMaxExperts];
   __shared__ int offset[kMaxExperts + 1];
-  moe_grid_release();  // the pipeline's next kernel may be scheduled; it waits for this one (moe_grid_wait)
   const int tid = static_cast<int>(thread_x());
   for (int e = tid; e < p.experts; e += kThreads) count[e] = 0u;
   sync_block();

@@ -137,8 +137,6 @@ template <bool kFnuz, typename Index>
 __global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
   constexpr int kBatch = 4;  // groups a half-warp a unit
   constexpr int kPos = 8;    // stage 1: sorted rows of a token loaded at once
-  moe_grid_release();
-  moe_grid_wait();  // the align kernel's (or stage 1's) output
   const int lane = static_cast<int>(thread_x()) % 32, hl = lane % 16, sub = lane / 16;
   const int groups = p.dim / 128, chunks = (groups + 2 * kBatch - 1) / (2 * kBatch), warps = moe_grid_x() * 8;
   const int units = (p.gather ? p.rows / p.gather : *p.num_padded) * chunks;
@@ -336,32 +334,6 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "moe wgmma2: the fragments do not fit a consumer's registers");
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
-  moe_grid_release();
-#if TT_HAS_WGMMA
-  extern __shared__ u32x4 tt_dynamic_smem[];
-  __shared__ u64 full_bar[kStages], empty_bar[kStages], meta_full[2], meta_empty[2];
-  __shared__ alignas(16) float s_token_scale[kStages][kTokens];  // each column's 1x128 scale (a bulk copy's)
-  __shared__ int s_slot[2][kTokens];                 // a tile's slot of each column, -1 for padding
-  __shared__ float s_weight[2][kTokens];             // stage 2: each column's top-k weight
-  __shared__ u32 s_second;                           // a split tile's half arrived second (moe_unit)
-  // Before the wait: nothing here reads what an earlier kernel writes (the tensor maps are the launch's).
-  if (tid == kConsumers * 128) {
-    prefetch_tensormap(&args.w);
-    prefetch_tensormap(&args.a);
-  }
-  if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_bar[s], 1);                // the producer's expect_tx arrival
-      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp reads what the producer copies
-    }
-    for (int b = 0; b < 2; ++b) {
-      mbar_init(&meta_full[b], 96);               // the producer's warps 1-3 have written a tile's metadata
-      mbar_init(&meta_empty[b], kConsumers * 4);  // every consumer warp has stored the tile
-    }
-    fence_barrier_init();
-  }
-#endif
-  moe_grid_wait();  // the quantized inputs (and the routing layout before them)
   const int blocks = *p.num_padded / kTokens;  // the align kernel pads every expert to kTokens
   const int n_tiles = p.n / kRowsW;            // the host's constraint: kRowsW divides n
   const int tiles = blocks * n_tiles;
@@ -379,8 +351,29 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const int w_rows = kHalves * p.n;
   const int kb_count = p.k / 128;
 #if TT_HAS_WGMMA
+  extern __shared__ u32x4 tt_dynamic_smem[];
+  __shared__ u64 full_bar[kStages], empty_bar[kStages], meta_full[2], meta_empty[2];
+  __shared__ alignas(16) float s_token_scale[kStages][kTokens];  // each column's 1x128 scale (a bulk copy's)
+  __shared__ int s_slot[2][kTokens];                 // a tile's slot of each column, -1 for padding
+  __shared__ float s_weight[2][kTokens];             // stage 2: each column's top-k weight
+  __shared__ u32 s_second;                           // a split tile's half arrived second (moe_unit)
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+  if (tid == kConsumers * 128) {
+    prefetch_tensormap(&args.w);
+    prefetch_tensormap(&args.a);
+  }
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full_bar[s], 1);                // the producer's expect_tx arrival
+      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp reads what the producer copies
+    }
+    for (int b = 0; b < 2; ++b) {
+      mbar_init(&meta_full[b], 96);               // the producer's warps 1-3 have written a tile's metadata
+      mbar_init(&meta_empty[b], kConsumers * 4);  // every consumer warp has stored the tile
+    }
+    fence_barrier_init();
+  }
   sync_block();
   if (wg == kConsumers) {
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<Regs::kProducer>();
@@ -550,7 +543,6 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
 // dtype too); y is MoeReduceArgs's fp32 pointer, read as bf16.
 template <typename Index>
 __global__ void __launch_bounds__(256) moe_reduce_bf16(MoeReduceArgs p) {
-  moe_grid_wait();  // stage 2's rows
   const int t = static_cast<int>(block_y());
   const int c = (static_cast<int>(block_x()) * 256 + static_cast<int>(thread_x())) * 8;
   if (c >= p.dim) return;

@@ -313,9 +313,6 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   // wgmma2: the stages' inputs quantized into sorted order (padding rows untouched), their scales transposed
   // ([dim / 128, ld]); stage 1 reads the hidden states gathered (row = slot / topk), stage 2 its sorted output.
   const bool sorted_inputs = c.math == Math::kWgmma2;
-  // wgmma2: every kernel after the align may start before the previous one ends (each waits for it first:
-  // moe_grid_wait), which hides the launch and the CTAs' set-up behind the previous kernel's last round.
-  const bool overlap = sorted_inputs;
   const std::int64_t padded = max_padded_rows(p_, c.block_m);
   const int ld = static_cast<int>(sorted_scale_ld(p_, c.block_m));
   auto quantize_sorted = [&](const DeviceBuffer& x, DeviceBuffer& q, DeviceBuffer& scale, int gather, std::int64_t dim) {
@@ -325,13 +322,11 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     void* params[] = {&a};
     LaunchDims d;
     // Persistent (any grid): a warp a unit of 8 groups of 128 columns of a token (gather) or of a sorted row (to the
-    // worst-case padding); at most one wave of resident blocks, so that every block has started, and released the
-    // next kernel, early.
+    // worst-case padding); at most one wave of resident blocks (a second wave would only queue behind the first).
     const std::int64_t units = (gather ? p_.m : padded) * ceil_div(dim / 128, 8);
     const std::int64_t wave = cu_count_ * pipeline[pl.quant]->resident_blocks(256, 0);
     d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(units, 8), wave));
     d.block[0] = 256;
-    d.overlap_previous = overlap;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
   if (sorted_inputs)
@@ -354,7 +349,6 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.grid[0] = static_cast<unsigned>(ceil_div(p_.model_dim, c.math == Math::kWgmma2 ? 2048 : 1024));  // 8 or 4 columns a thread
     d.grid[1] = static_cast<unsigned>(p_.m);
     d.block[0] = 256;
-    d.overlap_previous = overlap;  // moe_reduce_bf16 waits
     tunetab::launch(*pipeline[pl.reduce], d, s, params);
   };
   if (fused) {
@@ -443,7 +437,6 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.block[0] = static_cast<unsigned>(c.threads(1));
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(1));
     if (c.math == Math::kWgmma2) persistent(*pipeline[pl.stage1], d);
-    d.overlap_previous = overlap;
     tunetab::launch(*pipeline[pl.stage1], d, s, params);
   }
   if (sorted_inputs)
@@ -478,7 +471,6 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.block[0] = static_cast<unsigned>(c.threads(2));
     d.shared_bytes = static_cast<unsigned>(c.shared_bytes(2));
     if (c.math == Math::kWgmma2) persistent(*pipeline[pl.stage2], d);
-    d.overlap_previous = overlap;
     tunetab::launch(*pipeline[pl.stage2], d, s, params);
   }
   reduce();

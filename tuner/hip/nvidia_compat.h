@@ -145,24 +145,14 @@ inline hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned gx, unsigned g
   return TUNETAB_CU(cuLaunchKernel, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 namespace tunetab::nvidia {
-/// cuLaunchKernelEx with a thread-block cluster (when larger than one CTA) and programmatic stream serialization
-/// (`overlap_previous`), neither of which ROCm 5.2's HIP has.
-inline CUresult launch_ex(CUfunction f, const unsigned (&grid)[3], const unsigned (&block)[3], const unsigned (&cluster)[3],
-                          bool overlap_previous, unsigned shmem, CUstream s, void** params) {
-  CUlaunchAttribute attrs[2]{};
-  unsigned n = 0;
-  if (cluster[0] * cluster[1] * cluster[2] > 1) {
-    attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attrs[n].value.clusterDim.x = cluster[0];
-    attrs[n].value.clusterDim.y = cluster[1];
-    attrs[n].value.clusterDim.z = cluster[2];
-    ++n;
-  }
-  if (overlap_previous) {
-    attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-    attrs[n].value.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
+/// cuLaunchKernelEx with a thread-block cluster (no HIP equivalent in ROCm 5.2).
+inline CUresult launch_cluster(CUfunction f, const unsigned (&grid)[3], const unsigned (&block)[3],
+                               const unsigned (&cluster)[3], unsigned shmem, CUstream s, void** params) {
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = cluster[0];
+  attr.value.clusterDim.y = cluster[1];
+  attr.value.clusterDim.z = cluster[2];
   CUlaunchConfig cfg{};
   cfg.gridDimX = grid[0];
   cfg.gridDimY = grid[1];
@@ -172,8 +162,8 @@ inline CUresult launch_ex(CUfunction f, const unsigned (&grid)[3], const unsigne
   cfg.blockDimZ = block[2];
   cfg.sharedMemBytes = shmem;
   cfg.hStream = s;
-  cfg.attrs = attrs;
-  cfg.numAttrs = n;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
   return TUNETAB_CU(cuLaunchKernelEx, &cfg, f, params, nullptr);
 }
 }  // namespace tunetab::nvidia

@@ -274,15 +274,14 @@ Graph::~Graph() {
 void Graph::replay(const Stream& s) { TUNETAB_HIP_CHECK(hipGraphLaunch(exec_, s.get())); }
 
 void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args) {
+  if (d.cluster[0] * d.cluster[1] * d.cluster[2] > 1) {
 #if defined(TUNETAB_PLATFORM_NVIDIA)
-  if (d.cluster[0] * d.cluster[1] * d.cluster[2] > 1 || d.overlap_previous) {
-    TUNETAB_HIP_CHECK(nvidia::launch_ex(m.function(), d.grid, d.block, d.cluster, d.overlap_previous, d.shared_bytes, s.get(), args));
+    TUNETAB_HIP_CHECK(nvidia::launch_cluster(m.function(), d.grid, d.block, d.cluster, d.shared_bytes, s.get(), args));
     return;
-  }
 #else
-  if (d.cluster[0] * d.cluster[1] * d.cluster[2] > 1)
     throw Error(ErrorKind::kLaunch, "", nullptr, 0, "thread-block clusters exist only on NVIDIA sm_90 and later");
 #endif
+  }
   TUNETAB_HIP_CHECK(hipModuleLaunchKernel(m.function(), d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1],
                                           d.block[2], d.shared_bytes, s.get(), args, nullptr));
 }

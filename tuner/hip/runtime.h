@@ -192,10 +192,6 @@ struct LaunchDims {
   unsigned block[3] = {1, 1, 1};
   unsigned shared_bytes = 0;
   unsigned cluster[3] = {1, 1, 1};  // thread-block cluster (NVIDIA sm_90); the grid must be a multiple of it
-  // Programmatic dependent launch (NVIDIA sm_90): the kernel may start before the stream's previous kernel ends, and
-  // waits for it itself (griddepcontrol.wait) before touching what earlier kernels read or write. A plain launch
-  // elsewhere.
-  bool overlap_previous = false;
 };
 void launch(const Module& m, const LaunchDims& d, const Stream& s, void** args);
 
