@@ -12,6 +12,7 @@ struct MoeAlignArgs {
   int* sorted_ids;      // [max_padded] slot ids grouped by expert; `rows` marks padding
   int* expert_ids;      // [max_blocks] expert of each block of block_m sorted rows
   int* num_padded;      // [1] sorted rows in use (a multiple of block_m)
+  int* sorted_pos;      // [rows] each slot's sorted row (the inverse of sorted_ids), or null
   int rows;
   int experts;
   int block_m;

@@ -71,16 +71,35 @@ struct MoeStageTma2Args {
   MoeStageArgs p;
   TensorMap w;
   TensorMap a;
-  int scale_ld;  // a multiple of 4
+  int scale_ld;   // a multiple of 4
+  int split_max;  // tiles of the last round `partials` holds (moe_unit); 0: no tile is split
+  float* partials;  // [2 * split_max][fragments a consumer thread][consumer threads] fp32
+  u32* counters;    // [split_max], zero between launches: a split tile's second half to finish resets its own
 };
 
+/// Work unit u of a wgmma2 stage (moe_stage_wgmma2's order): tiles [0, full) whole; when the grid's last round is at
+/// most half full, its tiles full + s / 2 (s = u - full) in two halves of their K blocks, half s % 2.
+struct MoeUnit {
+  int t, k0, k1;
+  int split;  // -1 for a whole tile, else s: its halves' partials are s and s ^ 1, its counter s / 2
+};
+__device__ __forceinline__ MoeUnit moe_unit(int u, int full, int k_tiles) {
+  if (u < full) return {u, 0, k_tiles, -1};
+  const int sp = u - full, mid = k_tiles / 2;
+  return {full + sp / 2, sp % 2 ? mid : 0, sp % 2 ? k_tiles : mid, sp};
+}
+
 /// The wgmma2 stages' inputs in sorted order, so that their producers copy a tile's tokens by TMA: sorted row
-/// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a), or
-/// zeros for padding (a sorted id >= rows); its scales go to scale[group * scale_ld + r]. Persistent: 256 threads a
-/// block, a warp a sorted row at a time, a half-warp a group of 128 columns; any grid.
+/// r < *num_padded of q is row `gather ? sorted_ids[r] / gather : r` of x quantized per 1x128 (as moe_quant_a); its
+/// scales go to scale[group * scale_ld + r]. Padding rows (a sorted id >= rows) are left as they are: the stages
+/// store no output of theirs, and an MMA's column is its own token's. Persistent: 256 threads a block, a warp a
+/// unit of one row's 8 groups of 128 columns at a time (a half-warp a group); any grid. Stage 1 (gather) takes its
+/// units by token, each token's row quantized once and stored to its topk sorted rows (sorted_pos); stage 2 by
+/// sorted row.
 struct MoeQuantSortedArgs {
   const u16* x;           // [source rows, dim] bf16: the hidden states (stage 1) or stage 1's sorted rows (stage 2)
   const int* sorted_ids;  // the align kernel's
+  const int* sorted_pos;  // the align kernel's inverse of sorted_ids (stage 1)
   const int* num_padded;
   u8* q;                  // [padded rows, dim] e4m3
   float* scale;           // [dim / 128, scale_ld]
@@ -110,53 +129,79 @@ __device__ __forceinline__ u32 pack_e4m3x4(float v0, float v1, float v2, float v
 // but for the quotient: the reciprocal and one Newton step, v / scale but for a rare last bit.
 // NOTE: persistent since session 21. A warp per (row, 128 columns) over a grid sized for the worst-case padding
 // launched ~34k blocks at M=336 (block_m 96), most of them returning at once, each warp's loads dependent on the
-// last; with software conversions and a division an element it took 50 us of that pipeline (ncu, session 20). Here
-// each warp keeps kBatch groups' loads in flight and converts in hardware where it can.
+// last; with software conversions and a division an element it took 50 us of that pipeline (ncu, session 20).
+// Session 29's ncu had this version at 20.6 us for stage 1 at M=336 (9.7 for stage 2): a warp walked a whole row's
+// 48 groups, 8 at a time, each batch's loads waiting on the last's stores, and read each hidden state topk times (33 MB
+// at M=336 for 4 MB of tokens). Units of 8 groups spread a row over warps, and stage 1's tokens are read once.
 template <bool kFnuz, typename Index>
 __global__ void __launch_bounds__(256) moe_quant_sorted(MoeQuantSortedArgs p) {
-  constexpr int kBatch = 4;
+  constexpr int kBatch = 4;  // groups a half-warp a unit
+  constexpr int kPos = 8;    // stage 1: sorted rows of a token loaded at once
   const int lane = static_cast<int>(thread_x()) % 32, hl = lane % 16, sub = lane / 16;
-  const int groups = p.dim / 128, rows = *p.num_padded, warps = moe_grid_x() * 8;
-  for (int r = static_cast<int>(block_x()) * 8 + static_cast<int>(thread_x()) / 32; r < rows; r += warps) {
-    const int slot = p.sorted_ids[r];
-    const bool pad = slot >= p.rows;  // padding: zero products, scale 1
-    const u16* const x = p.x + static_cast<Index>(pad ? 0 : p.gather ? slot / p.gather : r) * p.dim + hl * 8;
-    u8* const q = p.q + static_cast<Index>(r) * p.dim + hl * 8;
-    // NOTE: the loop bounds are warp-uniform: the half-warp shuffles below need every lane.
-    for (int g0 = 0; g0 < groups; g0 += 2 * kBatch) {
-      u32x4 raw[kBatch];
+  const int groups = p.dim / 128, chunks = (groups + 2 * kBatch - 1) / (2 * kBatch), warps = moe_grid_x() * 8;
+  const int units = (p.gather ? p.rows / p.gather : *p.num_padded) * chunks;
+  for (int u = static_cast<int>(block_x()) * 8 + static_cast<int>(thread_x()) / 32; u < units; u += warps) {
+    const int row = u / chunks, g0 = (u % chunks) * 2 * kBatch;  // a token (stage 1) or a sorted row (stage 2)
+    // Stage 2: whether the row is padding, loaded beside its groups (its input rows exist up to *num_padded).
+    const bool pad = !p.gather && p.sorted_ids[row] >= p.rows;
+    int pos[kPos];  // stage 1: the token's first kPos sorted rows, loaded beside its groups
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int g = g0 + 2 * b + sub;
-        raw[b] = !pad && g < groups ? *reinterpret_cast<const u32x4*>(x + g * 128) : u32x4{0u, 0u, 0u, 0u};
+    for (int k = 0; k < kPos; ++k) pos[k] = k < p.gather ? p.sorted_pos[row * p.gather + k] : -1;
+    const u16* const x = p.x + static_cast<Index>(row) * p.dim + hl * 8;
+    u32x4 raw[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int g = g0 + 2 * b + sub;
+      raw[b] = g < groups ? *reinterpret_cast<const u32x4*>(x + g * 128) : u32x4{0u, 0u, 0u, 0u};
+    }
+    if (pad) continue;  // warp-uniform
+    u32x2 packed[kBatch];
+    float scales[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const u32 w[4] = {raw[b].x, raw[b].y, raw[b].z, raw[b].w};
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        v[2 * j] = bits_f32(w[j] << 16);
+        v[2 * j + 1] = bits_f32(w[j] & 0xffff0000u);
       }
+      float amax = 0.f;
 #pragma unroll
-      for (int b = 0; b < kBatch; ++b) {
-        const int g = g0 + 2 * b + sub;
-        const u32 w[4] = {raw[b].x, raw[b].y, raw[b].z, raw[b].w};
-        float v[8];
+      for (int j = 0; j < 8; ++j) amax = bits_f32(f32_bits(v[j]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[j]) & 0x7fffffffu) : amax;
+      // NOTE: every lane shuffles (the unit is warp-uniform; a lane past the groups holds zeros).
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          v[2 * j] = bits_f32(w[j] << 16);
-          v[2 * j + 1] = bits_f32(w[j] & 0xffff0000u);
-        }
-        float amax = 0.f;
+      for (int m = 8; m > 0; m /= 2) {  // within the half-warp: its group's 128 columns
+        const float o = shfl_xor(amax, m);
+        amax = o > amax ? o : amax;
+      }
+      const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f, inv = 1.0f / scale;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) amax = bits_f32(f32_bits(v[j]) & 0x7fffffffu) > amax ? bits_f32(f32_bits(v[j]) & 0x7fffffffu) : amax;
+      for (int j = 0; j < 8; ++j) {
+        const float q0 = v[j] * inv;
+        v[j] = q0 + (v[j] - q0 * scale) * inv;
+      }
+      packed[b] = u32x2{pack_e4m3x4<kFnuz>(v[0], v[1], v[2], v[3]), pack_e4m3x4<kFnuz>(v[4], v[5], v[6], v[7])};
+      scales[b] = scale;
+    }
+    // Each destination row: the sorted row itself (stage 2), or each of the token's topk sorted rows (stage 1).
+    const int dests = p.gather ? p.gather : 1;
+    for (int k0 = 0; k0 < dests; k0 += kPos) {
+      if (k0 > 0)
 #pragma unroll
-        for (int m = 8; m > 0; m /= 2) {  // within the half-warp: its group's 128 columns
-          const float o = shfl_xor(amax, m);
-          amax = o > amax ? o : amax;
-        }
-        const float scale = amax > 0.f ? amax / e4m3_max<kFnuz>() : 1.0f, inv = 1.0f / scale;
+        for (int j = 0; j < kPos; ++j) pos[j] = k0 + j < p.gather ? p.sorted_pos[row * p.gather + k0 + j] : -1;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          const float q0 = v[j] * inv;
-          v[j] = q0 + (v[j] - q0 * scale) * inv;
-        }
-        if (g < groups) {
-          *reinterpret_cast<u32x2*>(q + g * 128) = u32x2{pack_e4m3x4<kFnuz>(v[0], v[1], v[2], v[3]), pack_e4m3x4<kFnuz>(v[4], v[5], v[6], v[7])};
-          if (hl == 0) p.scale[static_cast<Index>(g) * p.scale_ld + r] = scale;
+      for (int j = 0; j < kPos; ++j) {
+        if (k0 + j >= dests) break;
+        const int r = p.gather ? pos[j] : row;
+        u8* const q = p.q + static_cast<Index>(r) * p.dim + hl * 8;
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          const int g = g0 + 2 * b + sub;
+          if (g < groups) {
+            *reinterpret_cast<u32x2*>(q + g * 128) = packed[b];
+            if (hl == 0) p.scale[static_cast<Index>(g) * p.scale_ld + r] = scales[b];
+          }
         }
       }
     }
@@ -292,6 +337,14 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const int blocks = *p.num_padded / kTokens;  // the align kernel pads every expert to kTokens
   const int n_tiles = p.n / kRowsW;            // the host's constraint: kRowsW divides n
   const int tiles = blocks * n_tiles;
+  // Every tile costs about the same (its whole K), so a last round of tiles % grid CTAs costs a whole round: at most
+  // half full, its tiles run as two halves of K each (moe_unit) on twice the CTAs, the second half to finish adding
+  // the first's fp32 partial before the epilogue.
+  const int grid = moe_grid_x();
+  const int tail = tiles % grid;
+  const bool split = tail > 0 && 2 * tail <= grid && tail <= args.split_max && p.k / 128 >= 2;
+  const int full = split ? tiles - tail : tiles;
+  const int units = split ? full + 2 * tail : tiles;
   // A run's token rows stay in L2 (8 MiB of them) while its rows of W go by.
   const int group = (8 << 20) / (kTokens * p.k) > 1 ? (8 << 20) / (kTokens * p.k) : 1;
   const int k_tiles = p.k / kBlockK;           // split-K 1; k is a positive multiple of 128 (the host's constraints)
@@ -303,6 +356,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   __shared__ alignas(16) float s_token_scale[kStages][kTokens];  // each column's 1x128 scale (a bulk copy's)
   __shared__ int s_slot[2][kTokens];                 // a tile's slot of each column, -1 for padding
   __shared__ float s_weight[2][kTokens];             // stage 2: each column's top-k weight
+  __shared__ u32 s_second;                           // a split tile's half arrived second (moe_unit)
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   const int wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
   if (tid == kConsumers * 128) {
@@ -326,11 +380,12 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     const int pt = tid - kConsumers * 128;
     if (pt == 0) {  // every K block's copies, never waiting on a tile's metadata
       int it = 0;   // K blocks issued, counted across tiles
-      for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-        const MoeTile tile = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+      for (int u = static_cast<int>(block_x()); u < units; u += grid) {
+        const MoeUnit un = moe_unit(u, full, k_tiles);
+        const MoeTile tile = moe_tile(un.t, n_tiles, kRowsW, blocks, group, p.expert_ids);
         const int block = tile.block, n0 = tile.n0;
         const int expert = p.expert_ids[block];
-        for (int i = 0; i < k_tiles; ++i, ++it) {
+        for (int i = un.k0; i < un.k1; ++i, ++it) {
           const int s = it % kStages;
           if (it >= kStages) mbar_wait(&empty_bar[s], ((it / kStages) - 1) & 1);
           u8* const sw = base + s * kStageBytes;
@@ -344,8 +399,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
       }
     } else if (pt >= 32) {  // warps 1-3: each tile's slots and top-k weights, into a buffer the consumers have freed
       int local = 0;
-      for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
-        const int block = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids).block, b = local & 1;
+      for (int u = static_cast<int>(block_x()); u < units; u += grid, ++local) {
+        const int block = moe_tile(moe_unit(u, full, k_tiles).t, n_tiles, kRowsW, blocks, group, p.expert_ids).block, b = local & 1;
         if (local >= 2) mbar_wait(&meta_empty[b], ((local >> 1) - 1) & 1);
         for (int r = pt - 32; r < kTokens; r += 96) {
           const int slot = p.sorted_ids[block * kTokens + r];
@@ -368,8 +423,9 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
               dt0 = wgmma_desc(base + kWBytes + (uwg / kRowGroups) * kBlockM * 128);  // stage 0's
     float acc[kHalves][kBlockM / 2], tmp[kHalves][kBlockM / 2];
     int it = 0, local = 0;
-    for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x(), ++local) {
-      const MoeTile tile = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+    for (int u = static_cast<int>(block_x()); u < units; u += grid, ++local) {
+      const MoeUnit un = moe_unit(u, full, k_tiles);
+      const MoeTile tile = moe_tile(un.t, n_tiles, kRowsW, blocks, group, p.expert_ids);
       const int block = tile.block, n0 = tile.n0, b = local & 1;
       const int expert = p.expert_ids[block];
 #pragma unroll
@@ -383,14 +439,14 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
       const int half_scales = (p.n / 128) * kb_count;
       float w_next[kHalves];
 #pragma unroll
-      for (int h = 0; h < kHalves; ++h) w_next[h] = w_scale_row[h * half_scales];
-      for (int kb = 0; kb < k_tiles; ++kb, ++it) {
+      for (int h = 0; h < kHalves; ++h) w_next[h] = w_scale_row[h * half_scales + un.k0];
+      for (int kb = un.k0; kb < un.k1; ++kb, ++it) {
         const int s = it % kStages;
         float w_scale[kHalves];
 #pragma unroll
         for (int h = 0; h < kHalves; ++h) {
           w_scale[h] = w_next[h];
-          if (kb + 1 < k_tiles) w_next[h] = w_scale_row[h * half_scales + kb + 1];
+          if (kb + 1 < un.k1) w_next[h] = w_scale_row[h * half_scales + kb + 1];
         }
         mbar_wait(&full_bar[s], (it / kStages) & 1);
         const u64 ds = static_cast<u64>(s * (kStageBytes >> 4));  // stages lie kStageBytes apart (16-byte units)
@@ -398,13 +454,44 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
         // After the token scales' reads (each warp its own: one arrival per warpgroup let the refill race them).
         if (lane == 0) mbar_arrive(&empty_bar[s]);
       }
+      if (un.split >= 0) {
+        // Half of a split tile: its fp32 fragments to its partial (thread-major: coalesced), then its arrival
+        // (gpu-scope release / acquire, as tma2's split-K); the second to arrive adds the other half's and stores.
+        constexpr int kF = kHalves * (kBlockM / 2), kNT = kConsumers * 128;
+        float* const mine = args.partials + static_cast<Index>(un.split) * (kF * kNT) + tid;
+#pragma unroll
+        for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+          for (int j = 0; j < kBlockM / 2; ++j) mine[(h * (kBlockM / 2) + j) * kNT] = acc[h][j];
+        bar_sync_named(1, kNT);  // every consumer's partial is stored (CTA scope) before the release
+        if (tid == 0) {
+          fence_acq_rel_gpu();  // release: this half's partial before its arrival
+          const u32 arrived = atomic_add(args.counters + un.split / 2, 1u);
+          fence_acq_rel_gpu();  // acquire: the other half's partial after its arrival
+          s_second = arrived == 1u;
+          if (s_second) args.counters[un.split / 2] = 0u;  // both halves have arrived: reset for the next launch
+        }
+        bar_sync_named(1, kNT);
+        if (s_second) {
+          const float* const other = args.partials + static_cast<Index>(un.split ^ 1) * (kF * kNT) + tid;
+#pragma unroll
+          for (int h = 0; h < kHalves; ++h)
+#pragma unroll
+            for (int j = 0; j < kBlockM / 2; ++j) {
+              float v;
+              asm volatile("ld.global.cg.f32 %0, [%1];\n" : "=f"(v) : "l"(other + (h * (kBlockM / 2) + j) * kNT) : "memory");
+              acc[h][j] += v;  // a + b == b + a: the sum does not depend on which half arrived first
+            }
+        }
+      }
       mbar_wait(&meta_full[b], (local >> 1) & 1);  // the tile's metadata
+      const bool store = un.split < 0 || s_second;  // (read after the barrier above; rewritten only after the next)
 #pragma unroll
       for (int j = 0; j < kBlockM / 8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int col = c0 + j * 8 + 2 * tq + e % 2, ocol = n0 + r0 + (e / 2) * 8, slot = s_slot[b][col];
-          if (slot < 0) continue;
+          if (slot < 0 || !store) continue;
           if constexpr (kStage == 1) {  // in sorted order: stage 2's quant reads it so
             static_cast<u16*>(p.out)[static_cast<Index>(block * kTokens + col) * p.n + ocol] =
                 f32_to_bf16(silu(acc[0][j * 4 + e]) * acc[kHalves - 1][j * 4 + e]);

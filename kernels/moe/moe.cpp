@@ -361,7 +361,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
   auto add = [&](const char* header, std::string expr, const char* params) {
     out.push_back(KernelSource{kFamily, std::string("#include \"") + header + "\"\n", std::move(expr), params});
   };
-  add("moe_route.h", "tt::moe_align<256>", "tt::MoeAlignArgs");
+  add("moe_route.h", "tt::moe_align<1024>", "tt::MoeAlignArgs");
   const std::string fnuz = c.quant == Quant::kFp8Fnuz ? "true" : "false";
   if (c.math == Math::kWgmma2)  // its inputs in sorted order, so that its producers copy tokens by TMA
     add("moe_wgmma2.h", "tt::moe_quant_sorted<" + fnuz + ", " + index + ">", "tt::MoeQuantSortedArgs");

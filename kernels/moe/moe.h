@@ -8,7 +8,7 @@
 //   stage 2  inter W2^T times the slot's top-k weight -> y [splits, tokens * topk, model_dim] fp32
 //   reduce   out[t] = sum over k (and splits) of y[t * topk + k], bf16: a fixed order, so deterministic
 // wgmma2 (sm_90a FP8) quantizes both stages' inputs into sorted order instead (moe_quant_sorted: the hidden states
-// gathered by slot, padding rows zero, scales transposed), and its stage 1 writes inter by sorted row, so that its
+// gathered by slot, padding rows untouched, scales transposed), and its stage 1 writes inter by sorted row, so that its
 // stages copy their tokens by TMA; stage 2's output is by slot, as above (bf16), for the reduce.
 // The 1-stage variant (Math::kFused, sm_90a FP8, decode) launches align, quant, one kernel for stage 1, the
 // intermediate's quantization and stage 2 (partials per 128 columns of inter_dim as the splits), and reduce.
@@ -151,6 +151,7 @@ struct Alignment {
   std::vector<int> sorted_ids;  // num_padded entries
   std::vector<int> expert_ids;  // num_padded / block_m entries
   std::vector<int> counts;      // slots per expert
+  std::vector<int> sorted_pos;  // each slot's sorted row (the GPU's, rows entries; wgmma2 pipelines write it)
   int num_padded = 0;
 };
 Alignment align_cpu(const std::vector<int>& topk_ids, int experts, int block_m);
@@ -240,7 +241,10 @@ class Workload {
   std::vector<float> ref_;
   std::vector<Set> sets_;
   DeviceBuffer w1_, w2_, w1s_, w2s_;
-  DeviceBuffer a_q_, a_scale_, sorted_, expert_ids_, num_padded_, inter_, inter_q_, inter_scale_, y_;
+  DeviceBuffer a_q_, a_scale_, sorted_, sorted_pos_, expert_ids_, num_padded_, inter_, inter_q_, inter_scale_, y_;
+  // wgmma2 (FP8): the fp32 partials and arrival counters of a persistent stage's split last round (tt::moe_unit),
+  // for up to cu_count_ split tiles; the counters are zeroed once here and reset by the kernel.
+  DeviceBuffer partials_, counters_;
   std::size_t guard_ = 0;
   int cu_count_ = 0;  // the device's multiprocessors: a persistent stage's grid
 };

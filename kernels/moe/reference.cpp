@@ -10,6 +10,10 @@ namespace tunetab::moe {
 
 namespace {
 
+/// A split tile's partial (tt::moe_unit): a stage's consumer threads x their fp32 fragments, at most this many floats
+/// (the largest in the space: stage 1 of 96-token tiles, 256 threads x 96).
+constexpr std::int64_t kSplitPartialFloats = 32768;
+
 bool fp8(Quant q) { return q != Quant::kBf16; }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -151,6 +155,7 @@ struct AlignArgs {
   int* sorted_ids;
   int* expert_ids;
   int* num_padded;
+  int* sorted_pos;
   int rows, experts, block_m;
 };
 struct QuantArgs {
@@ -163,6 +168,7 @@ struct QuantArgs {
 struct QuantSortedArgs {
   const void* x;
   const int* sorted_ids;
+  const int* sorted_pos;
   const int* num_padded;
   void* q;
   float* scale;
@@ -239,6 +245,7 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     blocks = std::max(blocks, max_blocks(p, c.block_m));
   }
   sorted_ = DeviceBuffer(static_cast<std::size_t>(padded) * 4, guard);
+  sorted_pos_ = DeviceBuffer(rows * 4, guard);
   // The stages' inputs: by token (or slot), or (wgmma2) by sorted row with their scales transposed; the padded rows
   // are at least the slots (and tokens), their scales' row stride at least as many.
   const auto input_rows = static_cast<std::size_t>(padded);
@@ -255,6 +262,11 @@ Workload::Workload(const Problem& p, std::uint64_t seed, int rotating_sets, std:
     inter_scale_ = DeviceBuffer(scale_cols * static_cast<std::size_t>(p.inter_dim / 128) * 4, guard);
   }
   y_ = DeviceBuffer(std::max(workspace_bytes, rows * static_cast<std::size_t>(p.model_dim) * 4), guard);
+  if (fp8(p.quant)) {
+    partials_ = DeviceBuffer(2 * static_cast<std::size_t>(cu_count_) * kSplitPartialFloats * 4, guard);
+    counters_ = DeviceBuffer(static_cast<std::size_t>(cu_count_) * 4, guard);
+    TUNETAB_HIP_CHECK(hipMemsetD32(reinterpret_cast<hipDeviceptr_t>(counters_.get()), 0, static_cast<std::size_t>(cu_count_)));
+  }
   // NOTE: copies above run on the default stream; launches use a non-blocking stream.
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());
 }
@@ -280,12 +292,13 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   const unsigned blocks = static_cast<unsigned>(max_blocks(p_, c.block_m));
 
   AlignArgs align{static_cast<const int*>(st.topk_ids.get()), static_cast<int*>(sorted_.get()),
-                  static_cast<int*>(expert_ids_.get()), static_cast<int*>(num_padded_.get()), rows,
+                  static_cast<int*>(expert_ids_.get()), static_cast<int*>(num_padded_.get()),
+                  c.math == Math::kWgmma2 ? static_cast<int*>(sorted_pos_.get()) : nullptr, rows,
                   static_cast<int>(p_.experts), c.block_m};
   {
     void* params[] = {&align};
     LaunchDims d;
-    d.block[0] = 256;
+    d.block[0] = 1024;  // tt::moe_align<1024>
     tunetab::launch(*pipeline[pl.align], d, s, params);
   }
   // FP8: quantizes x [rows, dim] bf16 per 1x128 into q and scale (8 groups of 128 per 256-thread block).
@@ -297,18 +310,22 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
-  // wgmma2: the stages' inputs quantized into sorted order (padding rows zero), their scales transposed
+  // wgmma2: the stages' inputs quantized into sorted order (padding rows untouched), their scales transposed
   // ([dim / 128, ld]); stage 1 reads the hidden states gathered (row = slot / topk), stage 2 its sorted output.
   const bool sorted_inputs = c.math == Math::kWgmma2;
   const std::int64_t padded = max_padded_rows(p_, c.block_m);
   const int ld = static_cast<int>(sorted_scale_ld(p_, c.block_m));
   auto quantize_sorted = [&](const DeviceBuffer& x, DeviceBuffer& q, DeviceBuffer& scale, int gather, std::int64_t dim) {
-    QuantSortedArgs a{x.get(), static_cast<const int*>(sorted_.get()), static_cast<const int*>(num_padded_.get()), q.get(),
-                      static_cast<float*>(scale.get()), rows, gather, static_cast<int>(dim), ld};
+    QuantSortedArgs a{x.get(),          static_cast<const int*>(sorted_.get()), static_cast<const int*>(sorted_pos_.get()),
+                      static_cast<const int*>(num_padded_.get()), q.get(), static_cast<float*>(scale.get()), rows, gather,
+                      static_cast<int>(dim), ld};
     void* params[] = {&a};
     LaunchDims d;
-    // Persistent (any grid): a warp a sorted row at a time, to the worst-case padding.
-    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(padded, 8), cu_count_ * 8));
+    // Persistent (any grid): a warp a unit of 8 groups of 128 columns of a token (gather) or of a sorted row (to the
+    // worst-case padding); at most one wave of resident blocks (a second wave would only queue behind the first).
+    const std::int64_t units = (gather ? p_.m : padded) * ceil_div(dim / 128, 8);
+    const std::int64_t wave = cu_count_ * pipeline[pl.quant]->resident_blocks(256, 0);
+    d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(ceil_div(units, 8), wave));
     d.block[0] = 256;
     tunetab::launch(*pipeline[pl.quant], d, s, params);
   };
@@ -390,7 +407,17 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     TensorMap w;
     TensorMap a;
     int scale_ld;
+    int split_max;
+    float* partials;
+    std::uint32_t* counters;
   } u1, u2;
+  // A split tile's two partials: its consumer threads' fragments (kHalves x block_m / 2 each), at most
+  // kSplitPartialFloats floats a half.
+  const auto split_max = [&](int stage) {
+    const int rows_w = stage == 1 ? c.block_n1 : c.block_n2, halves = stage == 1 ? 2 : 1;
+    const std::int64_t floats = static_cast<std::int64_t>(halves) * (c.warp_m / 2) * (rows_w / 64) * (c.block_m / c.warp_m) * 128;
+    return floats <= kSplitPartialFloats && partials_.get() != nullptr ? cu_count_ : 0;
+  };
   const bool tma = c.math == Math::kWgmma || c.math == Math::kWgmma2;
   if (tma) {
     t1.p = s1;
@@ -398,7 +425,8 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                          c.block_n1 / c.cluster());
   }
   if (sorted_inputs)
-    u1 = Tma2Args{s1, t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.block_m), ld};
+    u1 = Tma2Args{s1,       t1.w, tensor_map_2d(a_q_.get(), 1, p_.model_dim, padded, p_.model_dim, 128, c.block_m), ld, split_max(1),
+                  static_cast<float*>(partials_.get()), static_cast<std::uint32_t*>(counters_.get())};
   {
     void* params[] = {sorted_inputs ? static_cast<void*>(&u1) : tma ? static_cast<void*>(&t1) : static_cast<void*>(&s1)};
     LaunchDims d;
@@ -430,7 +458,8 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                          c.block_n2 / c.cluster());
   }
   if (sorted_inputs)
-    u2 = Tma2Args{s2, t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld};
+    u2 = Tma2Args{s2,       t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld, split_max(2),
+                  static_cast<float*>(partials_.get()), static_cast<std::uint32_t*>(counters_.get())};
   {
     void* params[] = {sorted_inputs ? static_cast<void*>(&u2) : tma ? static_cast<void*>(&t2) : static_cast<void*>(&s2)};
     LaunchDims d;
@@ -465,11 +494,16 @@ void Workload::poison_output() {
     TUNETAB_HIP_CHECK(hipMemsetD8(reinterpret_cast<hipDeviceptr_t>(static_cast<char*>(sets_[0].out.get()) + used),
                                   DeviceBuffer::kCanary, window));
   inter_.fill_bytes(0xff);
-  if (inter_q_.bytes()) inter_q_.fill_bytes(0xff);
+  // The stages' quantized inputs and their scales as NaN too (e4m3fn and fp32): the wgmma2 pipeline leaves their
+  // padding rows unwritten, and no stored output may depend on them.
+  for (DeviceBuffer* b : {&a_q_, &a_scale_, &inter_q_, &inter_scale_, &sorted_pos_})
+    if (b->bytes()) b->fill_bytes(0xff);
+  if (counters_.bytes())  // a launch cut short may leave a split tile's counter raised
+    TUNETAB_HIP_CHECK(hipMemsetD32(reinterpret_cast<hipDeviceptr_t>(counters_.get()), 0, counters_.bytes() / 4));
   y_.fill_bytes(0xff);
   for (DeviceBuffer* b : {&sets_[0].hidden, &sets_[0].topk_ids, &sets_[0].topk_weights, &sets_[0].out, &w1_, &w2_, &w1s_,
-                          &w2s_, &a_q_, &a_scale_, &sorted_, &expert_ids_, &num_padded_, &inter_, &inter_q_,
-                          &inter_scale_, &y_})
+                          &w2s_, &a_q_, &a_scale_, &sorted_, &sorted_pos_, &expert_ids_, &num_padded_, &inter_, &inter_q_,
+                          &inter_scale_, &y_, &partials_, &counters_})
     if (b->bytes()) b->arm_guards();
   TUNETAB_HIP_CHECK(hipDeviceSynchronize());  // ordered before the launch on the non-blocking stream
 }
@@ -479,9 +513,11 @@ std::optional<std::string> Workload::guard_violation() const {
       {"hidden", &sets_[0].hidden}, {"topk_ids", &sets_[0].topk_ids}, {"topk_weights", &sets_[0].topk_weights},
       {"out", &sets_[0].out},       {"w1", &w1_},                     {"w2", &w2_},
       {"w1_scale", &w1s_},          {"w2_scale", &w2s_},              {"a_q", &a_q_},
-      {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"expert_ids", &expert_ids_},
+      {"a_scale", &a_scale_},       {"sorted_ids", &sorted_},         {"sorted_pos", &sorted_pos_},
+      {"expert_ids", &expert_ids_},
       {"num_padded", &num_padded_}, {"inter", &inter_},               {"inter_q", &inter_q_},
-      {"inter_scale", &inter_scale_}, {"y", &y_}};
+      {"inter_scale", &inter_scale_}, {"y", &y_},                     {"partials", &partials_},
+      {"counters", &counters_}};
   for (const auto& [name, buf] : buffers) {
     if (!buf->bytes()) continue;
     if (auto v = guard_violation_of(name, *buf)) return v;
@@ -513,6 +549,8 @@ Alignment Workload::download_alignment(int block_m) const {
     sorted_.download(a.sorted_ids.data(), a.sorted_ids.size() * 4);
     expert_ids_.download(a.expert_ids.data(), a.expert_ids.size() * 4);
   }
+  a.sorted_pos.resize(static_cast<std::size_t>(p_.rows()));
+  sorted_pos_.download(a.sorted_pos.data(), a.sorted_pos.size() * 4);
   a.counts.assign(static_cast<std::size_t>(p_.experts), 0);
   for (std::int64_t s = 0; s < p_.rows(); ++s) ++a.counts[static_cast<std::size_t>(h_.routing.topk_ids[s])];
   return a;

@@ -88,10 +88,25 @@ class MoeGpu : public ::testing::Test {
       gpu_by_expert[gpu.expert_ids[r / c.block_m]].insert(gpu.sorted_ids[r]);
     for (std::size_t r = 0; r < cpu.sorted_ids.size(); ++r) cpu_by_expert[cpu.expert_ids[r / c.block_m]].insert(cpu.sorted_ids[r]);
     EXPECT_EQ(gpu_by_expert, cpu_by_expert) << "each expert's padded range holds its slots and padding";
+    if (c.math == moe::Math::kWgmma2) {  // its stage-1 quantization stores each token by the inverse map
+      int wrong = 0;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const int r = gpu.sorted_pos[i];
+        wrong += r < 0 || r >= gpu.num_padded || gpu.sorted_ids[static_cast<std::size_t>(r)] != static_cast<int>(i);
+      }
+      EXPECT_EQ(wrong, 0) << "slots whose sorted_pos does not point back at them";
+    }
     w.poison_output();
     w.launch(c, pipeline, 0, s);
     s.synchronize();
     o.deterministic = w.download_output() == first;
+    if (c.math == moe::Math::kWgmma2) {  // its programmatic dependent launches, replayed from a graph as timing does
+      w.poison_output();
+      Graph g(s, [&] { w.launch(c, pipeline, 0, s); });
+      g.replay(s);
+      s.synchronize();
+      o.deterministic = o.deterministic && w.download_output() == first;
+    }
     return o;
   }
 
@@ -166,7 +181,7 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
           const auto o = run(w, p, c, bits);
           EXPECT_TRUE(o.cmp.passed) << p.key() << " " << names[i] << " index" << bits << ": " << o.cmp.summary();
           EXPECT_FALSE(o.guard) << p.key() << " " << names[i] << ": " << *o.guard;
-          EXPECT_TRUE(o.deterministic) << p.key() << " " << names[i] << ": two launches gave different bits";
+          EXPECT_TRUE(o.deterministic) << p.key() << " " << names[i] << ": two launches (wgmma2: and a graph's replay) gave different bits";
           ++checked;
         }
       }
@@ -198,7 +213,7 @@ TEST_F(MoeGpu, FusedVariantMatchesReferenceAtDecodeM) {
     const auto o = run(w, p, c, bits);
     EXPECT_TRUE(o.cmp.passed) << p.key() << " " << name << " index" << bits << ": " << o.cmp.summary();
     EXPECT_FALSE(o.guard) << p.key() << " " << name << ": " << *o.guard;
-    EXPECT_TRUE(o.deterministic) << p.key() << " " << name << ": two launches gave different bits";
+    EXPECT_TRUE(o.deterministic) << p.key() << " " << name << ": two launches (wgmma2: and a graph's replay) gave different bits";
     ++checked;
   };
   for (auto routing : {moe::Routing::kBalanced, moe::Routing::kSkewed}) {
@@ -223,13 +238,15 @@ TEST_F(MoeGpu, FusedVariantMatchesReferenceAtDecodeM) {
 TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
   const Target t = Target::from_arch(facts_.arch);
   // topk = E: every token visits every expert; M = 1..3 with skewed routing over 64 experts leaves most idle.
-  // The last: odd K block counts in both stages (3 and 5).
+  // Then odd K block counts in both stages (3 and 5); the last: top-12, more sorted rows a token than the wgmma2
+  // quantization loads at once (8).
   const moe::Problem problems[] = {{1, 256, 256, 8, 8, moe::Quant::kFp8, moe::Routing::kBalanced},
                                    {3, 384, 128, 8, 8, moe::Quant::kBf16, moe::Routing::kSkewed},
                                    {2, 512, 256, 64, 4, moe::Quant::kFp8, moe::Routing::kSkewed},
                                    {17, 256, 384, 64, 6, moe::Quant::kBf16, moe::Routing::kBalanced},
-                                   {37, 384, 640, 16, 4, moe::Quant::kFp8, moe::Routing::kSkewed}};
-  int odd_wgmma2 = 0;
+                                   {37, 384, 640, 16, 4, moe::Quant::kFp8, moe::Routing::kSkewed},
+                                   {21, 512, 256, 16, 12, moe::Quant::kFp8, moe::Routing::kSkewed}};
+  int odd_wgmma2 = 0, top12_wgmma2 = 0;
   for (const auto& p : problems) {
     moe::Workload w(p, 7, 1, split_ws(p, 4));
     const std::vector<const char*> names = p.quant == moe::Quant::kBf16
@@ -243,10 +260,12 @@ TEST_F(MoeGpu, EdgeRoutingTopkEqualsExpertsAndIdleExperts) {
       EXPECT_FALSE(o.guard) << p.key() << " " << names[i] << ": " << *o.guard;
       EXPECT_TRUE(o.deterministic) << p.key() << " " << names[i];
       if (c.math == moe::Math::kWgmma2 && p.model_dim == 384) ++odd_wgmma2;
+      if (c.math == moe::Math::kWgmma2 && p.topk == 12) ++top12_wgmma2;
     }
   }
   if (facts_.arch == "sm_90a") {
     EXPECT_GE(odd_wgmma2, 2) << "the odd K block counts ran no wgmma2 config";
+    EXPECT_GE(top12_wgmma2, 2) << "top-12 ran no wgmma2 config";
   }
 }
 

@@ -228,7 +228,7 @@ TEST(MoeConfig, ConstraintsNameTheReason) {
 TEST(MoeConfig, PipelineHasOneKernelPerStageInLaunchOrder) {
   const auto bf = moe::kernels(moe::Config::from_name("bf16_m32w16_n64x128_k64_s3_mma_sk1"), 32);
   ASSERT_EQ(bf.size(), 4u);
-  EXPECT_EQ(bf[0].name_expression, "tt::moe_align<256>");
+  EXPECT_EQ(bf[0].name_expression, "tt::moe_align<1024>");
   EXPECT_EQ(bf[1].name_expression, "tt::moe_stage<1, 0, 32, 16, 64, 32, 64, 3, 1, int>");
   EXPECT_EQ(bf[2].name_expression, "tt::moe_stage<2, 0, 32, 16, 128, 64, 64, 3, 1, int>");
   EXPECT_EQ(bf[3].name_expression, "tt::moe_reduce<int>");
