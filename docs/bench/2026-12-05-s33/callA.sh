@@ -2,7 +2,7 @@
 # Session 33, call A. Carries .carry_s33 (main: s33-moe merged; tunetab + tunetab_gpu_tests), .carry_sc (branch
 # s33-scales: tma2's scales per stage in shared memory, copied by the producer's second warp) and .carry_x (s32's
 # build_x.sh: ablate.patch, mask 32 = the tile's scales copied once, coalesced).
-# 1. MoeGpu.* + MoeGpuConfigs.* on s33; GemmFp8Gpu.* on sc (not the timing test).
+# 1. MoeGpu.* + MoeGpuConfigs.* on s33; GemmFp8Gpu's ragged, poison and guard tests on sc, and memcheck of sc.
 # 2. tma2 timing, each twice, alternating: s33 (main's tma2) and sc on SPEC (persistent and split-K included);
 #    x at mask 32 on SPEC_X (a CTA a tile, split-K 1: the mask's limits).
 # 3. The profile tune with the time left, if MoeGpu passed (resumable: rc 124 expected): on sc if its tests and
@@ -15,9 +15,14 @@ total=${TOTAL_S:-585}
 timeout 200 .carry_s33/tunetab_gpu_tests --gtest_filter='MoeGpu.*:MoeGpuConfigs.*:-MoeGpu.TimeConfigs*' > "$OUT/moe_gpu.log" 2>&1
 moe_rc=$?
 echo "MoeGpu s33 rc=$moe_rc $((SECONDS - t0)) s"; grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|Expected|Which is" "$OUT/moe_gpu.log" | head -12
-timeout 200 .carry_sc/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.*:-GemmFp8Gpu.TimeConfigs*' > "$OUT/fp8_gpu_sc.log" 2>&1
+timeout 200 .carry_sc/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.ConfigsMatch*:GemmFp8Gpu.Poisoned*:GemmFp8Gpu.GuardBands*' > "$OUT/fp8_gpu_sc.log" 2>&1
 sc_rc=$?
 echo "GemmFp8Gpu sc rc=$sc_rc $((SECONDS - t0)) s"; grep -E "^\[  (PASSED|FAILED) |^\[==========\]|Failure|Expected|Which is" "$OUT/fp8_gpu_sc.log" | head -12
+# memcheck of sc's tma2 on ragged shapes (rows past M, N not a multiple of 128, split-K, persistent); gates the tune.
+TUNETAB_TIME_FP8="1100,3000,1536:m128n192k128_w64x192_s4_tma2_p132_sk1,m128n96k128_w64x96_s4_tma2_sk2;77,1001,1536:m64n64k128_w64x64_s4_tma2_sk1" \
+  timeout 150 compute-sanitizer --tool memcheck --print-limit 5 .carry_sc/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.TimeConfigs*' > "$OUT/memcheck_sc.log" 2>&1
+echo "memcheck sc rc=$? $((SECONDS - t0)) s"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck_sc.log" | head -4
+grep -q "ERROR SUMMARY: 0 errors" "$OUT/memcheck_sc.log" || sc_rc=1
 w96=m128n96k128_w64x96_s4_tma2_sk1; w128=m128n128k128_w64x128_s4_tma2_sk1; n192=m64n192k128_w64x96_s4_tma2_sk1
 n64=m64n64k128_w64x64_s4_tma2_sk1; n128=m64n128k128_w64x64_s4_tma2_sk1; w192=m128n192k128_w64x192_s4_tma2_sk1
 SPEC_X="336,3072,6144:$w96,$w128,$n192,$n64;304,3072,6144:$n128;336,2624,6144:m128n64k128_w64x64_s4_tma2_sk1;256,6144,2048:$w96,$n192"
