@@ -100,7 +100,7 @@ class MoeGpu : public ::testing::Test {
     w.launch(c, pipeline, 0, s);
     s.synchronize();
     o.deterministic = w.download_output() == first;
-    if (c.math == moe::Math::kWgmma2) {  // its programmatic dependent launches, replayed from a graph as timing does
+    if (c.math == moe::Math::kWgmma2) {  // replayed from a graph, as timing does (the split tiles' counters reset each launch)
       w.poison_output();
       Graph g(s, [&] { w.launch(c, pipeline, 0, s); });
       g.replay(s);
