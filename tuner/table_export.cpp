@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "exporters/aiter_a8w8_blockscale.h"
@@ -267,6 +268,22 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
     }
   }
   return out;
+}
+
+std::string export_device(db::Store& store, const TunePlan& plan, const std::string& requested, const std::string& store_name) {
+  std::set<std::string> devices, families;
+  for (const PlanKey& key : plan.keys)
+    if (families.insert(key.family).second)
+      for (const auto& b : store.covered_results(key.family)) devices.insert(b.device.name);
+  std::string names;
+  for (const auto& n : devices) names += (names.empty() ? "'" : ", '") + n + "'";
+  if (!requested.empty()) {
+    if (!devices.empty() && !devices.count(requested))
+      throw_input("--device-name '" + requested + "': " + store_name + " holds covered rows of " + names + " only");
+    return requested;
+  }
+  if (devices.size() > 1) throw_input(store_name + " holds covered rows of several devices (" + names + "): pick one with --device-name");
+  return devices.empty() ? "" : *devices.begin();
 }
 
 std::vector<TableGaps> check_gaps(const std::vector<ExportedTable>& tables, const profile::Matrix& matrix) {

@@ -42,6 +42,12 @@ struct ExportResult {
 /// back. A table with no covered row is still written (header only), so the gap report names its misses.
 ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::Matrix& matrix, const ExportOptions& opt);
 
+/// The device whose rows export_plan takes for `plan` from `store` (named `store_name` in messages): `requested`
+/// when given, else the one device the plan's families have covered rows of ("" when none). A table mixing two
+/// GPUs' choices would certify neither: several devices without `requested` are an Input error, as is a
+/// `requested` device the store holds no covered row of while it holds others'.
+std::string export_device(db::Store& store, const TunePlan& plan, const std::string& requested, const std::string& store_name);
+
 /// One gap report per table kind written (the vLLM files together, as vLLM reads them).
 struct TableGaps {
   exporters::TableFormat format;

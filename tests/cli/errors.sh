@@ -140,5 +140,27 @@ expect 2 "quant fp8-per-token has no tunetab GEMM family" -- "$tt" tune --db "$t
 expect 2 "--shapes: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --shapes "1,64,64"
 expect 2 "--rule/--m-max: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --rule exact
 expect 2 "--export-dir: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --export-dir "$tmp/x"
+# export --profile: a deployment's tables from its tune's database alone; 2 on bad input, 1 when a row is left out.
+h200="$src/profiles/glm-5-fp8-ep8-h200.cfg"
+expect 0 "--device-name" -- "$tt" export --help
+"$tt" db --db "$tmp/empty.db" > /dev/null
+expect 2 "nope.db: no such database" -- "$tt" export --profile "$h200" --db "$tmp/nope.db" --export-dir "$tmp/e"
+expect 2 "--export-dir is required with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db"
+expect 2 "--format/--family: not with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db" --export-dir "$tmp/e" --family gemm_fp8_blockscale
+expect 2 "--output: not with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db" --export-dir "$tmp/e" -o "$tmp/t.csv"
+expect 2 "--rule/--m-max/--every-m: not with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db" --export-dir "$tmp/e" --m-max 64
+expect 2 "--export-dir: only with --profile" -- "$tt" export --db "$tmp/p.db" --export-dir "$tmp/e"
+expect 2 "quant fp8-per-token has no tunetab GEMM family" -- "$tt" export --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg" --db "$tmp/empty.db" --export-dir "$tmp/e"
+# A database with no covered row: every table written (header only) with its certificate, each row named as left
+# out, and the gap report's misses.
+expect 1 "not exported: fmoe model_dim=6144 inter_dim=2048 expert=32 topk=8 .* M=512: no row passed coverage" -- \
+  "$tt" export --profile "$h200" --db "$tmp/empty.db" --export-dir "$tmp/e"
+expect 1 "summary: 1 keys, 0 complete; 0 rows; miss 1" -- "$tt" export --profile "$h200" --db "$tmp/empty.db" --export-dir "$tmp/e"
+for f in bf16_tuned_gemm.csv a8w8_blockscale_tuned_gemm.csv tuned_fmoe.csv; do
+  if [ ! -f "$tmp/e/$f" ] || [ ! -f "$tmp/e/$f.cert.json" ]; then
+    echo "FAIL: export --profile did not write $f and its certificate"
+    fails=$((fails + 1))
+  fi
+done
 echo "$fails failed"
 [ "$fails" = 0 ]

@@ -1,6 +1,6 @@
 // `tunetab tune --profile` without a GPU: the profile -> tune plan expansion (families, rows, anchors), the
 // tiered search's choice of configs, the export of a synthetic store to all four table formats with their
-// certificates (and a clean gap report on them), and keys no family serves.
+// certificates (and a clean gap report on them), the one device whose rows an export takes, and keys no family serves.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -342,4 +342,57 @@ TEST(ExportPlan, ASyntheticStoreExportsAllFourFormatsWithCertificatesAndNoGaps) 
   for (const auto& g : check_gaps(ex2.tables, amd)) gap = gap || g.report.has_serving_gaps();
   EXPECT_TRUE(gap);
   fs::remove_all(dir);
+}
+
+TEST(ExportPlan, TakesTheRowsOfOneDeviceAndNamesThemWhenThereAreSeveral) {
+  // `tunetab export --profile` on a database: a table mixing two GPUs' choices would certify neither.
+  const TunePlan plan = make_tune_plan(matrix_of("profiles/llama-3.1-8b-bf16-tp1.cfg"));
+  ASSERT_FALSE(plan.keys.empty());
+  const PlanKey& key = plan.keys.front();
+  const FamilyOps& ops = family_ops(key.family);
+  db::Store s(":memory:");
+  EXPECT_EQ(export_device(s, plan, "", "t.db"), "");  // nothing covered: no device, and no error
+  const std::string config = ops.configs().front();
+  auto put_covered = [&](const std::string& device, const Json& problem) {
+    const auto dev = s.upsert_device({device, "sm_90a", 132, 1, 1, 1, 1, 1, "nvrtc 13.0"});
+    db::ResultRecord r;
+    r.run_id = s.begin_run("t", "v", dev);
+    r.device_id = dev;
+    r.problem_id = s.upsert_problem(key.family, ops.key(problem), problem.dump());
+    r.config_id = s.upsert_config(key.family, config, ops.config_json(config).dump());
+    r.disposition = db::Disposition::kPassed;
+    r.median_us = 3.0;
+    r.timing_phase = "final";
+    r.code_key = "k";
+    s.put_result(r, TUNETAB_VERSION);
+    db::CoverageRecord c;
+    c.run_id = r.run_id;
+    c.device_id = dev;
+    c.problem_id = r.problem_id;
+    c.config_id = r.config_id;
+    c.domain = c.served = "[[1,1]]";
+    c.sampled = c.index_bounds = "[]";
+    c.code_key = r.code_key;
+    s.put_coverage(c, TUNETAB_VERSION);
+  };
+  put_covered("NVIDIA H200", key.problems.front());
+  EXPECT_EQ(export_device(s, plan, "", "t.db"), "NVIDIA H200");
+  EXPECT_EQ(export_device(s, plan, "NVIDIA H200", "t.db"), "NVIDIA H200");
+  try {
+    export_device(s, plan, "NVIDIA H100 80GB HBM3", "t.db");
+    ADD_FAILURE() << "a device the database holds no row of was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device-name 'NVIDIA H100 80GB HBM3': t.db holds covered rows of 'NVIDIA H200' only"),
+              std::string::npos) << e.what();
+  }
+  put_covered("NVIDIA H100 80GB HBM3", key.problems.back());
+  try {
+    export_device(s, plan, "", "t.db");
+    ADD_FAILURE() << "rows of two devices, and none was asked for";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("t.db holds covered rows of several devices ('NVIDIA H100 80GB HBM3', 'NVIDIA H200'): pick "
+                                         "one with --device-name"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(export_device(s, plan, "NVIDIA H100 80GB HBM3", "t.db"), "NVIDIA H100 80GB HBM3");
 }

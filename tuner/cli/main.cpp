@@ -29,7 +29,7 @@ int gap(const tunetab::cli::Args& a, const std::string&) { return tunetab::cli::
 // clang-format off
 const Command kCommands[] = {
   {"tune",    "compile, validate, time and store every candidate for a shape list", tune},
-  {"export",  "write the rows that passed coverage as a serving-stack table (aiter-bf16-gemm) and its certificate", exp},
+  {"export",  "write the rows that passed coverage as serving-stack tables with certificates (aiter-bf16-gemm; --profile: a deployment's tables, no GPU)", exp},
   {"verify",  "re-run a table's validation (every served M, guards, poison, reference, index proof) on this GPU", ver},
   {"compile", "compile-check a family's whole config space for a target (no GPU needed)", comp},
   {"configs", "list the config space, and for a shape which configs are supported and why not", confs},

@@ -7,10 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <set>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "db/store.h"
@@ -162,6 +163,24 @@ int report_planted(const std::vector<ProblemSummary>& sums, db::Store& store) {
   return caught == static_cast<int>(faults.size()) ? 0 : 1;
 }
 
+/// The plan's tables from the store (export_plan), what was left out, and the gap report on the tables written:
+/// 1 when a row is missing or a table has a serving gap.
+int export_and_audit(db::Store& store, const TunePlan& plan, const profile::Matrix& matrix, const ExportOptions& eo) {
+  const ExportResult ex = export_plan(store, plan, matrix, eo);
+  int status = ex.missing.empty() ? 0 : 1;
+  std::printf("\n");
+  for (const auto& t : ex.tables)
+    std::printf("exported %zu rows to %s, certificate %s\n", t.rows, t.path.c_str(), t.cert_path.c_str());
+  for (const auto& n : ex.notes) std::printf("note: %s\n", n.c_str());
+  for (const auto& m : ex.missing) std::printf("not exported: %s\n", m.c_str());
+  for (const auto& g : check_gaps(ex.tables, matrix)) {
+    std::printf("\ngaps %s (%zu file%s):\n%s", exporters::to_string(g.format).c_str(), g.paths.size(),
+                g.paths.size() == 1 ? "" : "s", exporters::to_text(g.report).c_str());
+    status |= g.report.has_serving_gaps() ? 1 : 0;
+  }
+  return status;
+}
+
 /// `tune --profile F` (or --hf-config and the envelope flags): every key of the deployment's support matrix,
 /// one problem per table row, each key validated under its own rule and M domain; then the tables, their
 /// certificates and the gap report on them.
@@ -294,19 +313,7 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
   eo.device = device;
   eo.jit_flags = opt.jit_flags;
   if (vm.count("vllm-device-name")) eo.vllm_device_name = vm["vllm-device-name"].as<std::string>();
-  const ExportResult ex = export_plan(store, plan, matrix, eo);
-  std::printf("\n");
-  for (const auto& t : ex.tables)
-    std::printf("exported %zu rows to %s, certificate %s\n", t.rows, t.path.c_str(), t.cert_path.c_str());
-  for (const auto& n : ex.notes) std::printf("note: %s\n", n.c_str());
-  for (const auto& m : ex.missing) std::printf("not exported: %s\n", m.c_str());
-  status |= ex.missing.empty() ? 0 : 1;
-  for (const auto& g : check_gaps(ex.tables, matrix)) {
-    std::printf("\ngaps %s (%zu file%s):\n%s", exporters::to_string(g.format).c_str(), g.paths.size(),
-                g.paths.size() == 1 ? "" : "s", exporters::to_text(g.report).c_str());
-    status |= g.report.has_serving_gaps() ? 1 : 0;
-  }
-  return status;
+  return status | export_and_audit(store, plan, matrix, eo);
 }
 
 }  // namespace
@@ -407,6 +414,38 @@ int cmd_tune(const Args& args, const std::string& command_line) {
   return status;
 }
 
+/// `export --profile F --export-dir D`: the tables `tune --profile --export-dir D` writes, from the tune's database
+/// alone (a finished tune's, or a cut one's: what is covered so far), on any machine. The rows are the same: covered
+/// on the code this tunetab builds today, on one device.
+int export_profile(po::variables_map& vm, const std::vector<std::string>& jit_flags) {
+  for (const char* f : {"output", "unverified"})
+    if (vm.count(f)) throw_input(std::string("--") + f + ": not with --profile/--hf-config (--export-dir takes the tables)");
+  if (!vm["format"].defaulted() || !vm["family"].defaulted())
+    throw_input("--format/--family: not with --profile/--hf-config (the profile's keys decide the tables and formats)");
+  if (!vm["rule"].defaulted() || !vm["m-max"].defaulted() || !vm["every-m"].defaulted())
+    throw_input("--rule/--m-max/--every-m: not with --profile/--hf-config: each key keeps its own rule (--fmoe-rule, "
+                "--gemm-rule) and M domain, and its rows were validated when they were tuned");
+  if (!vm.count("export-dir"))
+    throw_input("--export-dir is required with --profile/--hf-config: the folder for the tables and their certificates");
+  const std::string db_path = vm["db"].as<std::string>();
+  if (!std::filesystem::is_regular_file(db_path))
+    throw_input(db_path + ": no such database (`tunetab tune --profile ... --db " + db_path + "` writes it)");
+  const auto matrix = deployment_matrix(vm);
+  const TunePlan plan = make_tune_plan(matrix, vm.count("skip-unsupported") > 0);
+  for (const auto& s : plan.skipped) std::printf("skipped (--skip-unsupported): %s\n", s.c_str());
+  std::printf("plan: %s\n", plan.summary().c_str());
+  db::Store store(db_path);
+
+  ExportOptions eo;
+  eo.dir = vm["export-dir"].as<std::string>();
+  eo.jit_flags = jit_flags;
+  if (vm.count("vllm-device-name")) eo.vllm_device_name = vm["vllm-device-name"].as<std::string>();
+  eo.device = export_device(store, plan, vm.count("device-name") ? vm["device-name"].as<std::string>() : "", db_path);
+  std::printf("rows: %s\n", eo.device.empty() ? "none covered in this database" : ("those covered on " + eo.device).c_str());
+  std::fflush(stdout);
+  return export_and_audit(store, plan, matrix, eo);
+}
+
 int cmd_export(const Args& args) {
   po::options_description d("export options");
   TuneOptions opt;
@@ -419,8 +458,24 @@ int cmd_export(const Args& args) {
       ("jit-flag", po::value<std::vector<std::string>>(&opt.jit_flags),
        "the tune's extra hipRTC flags (repeatable): a row is exported only if it was validated on the code they build now");
   add_domain_options(d);
+  po::options_description p("export --profile: a deployment's tables from its tune's database (no GPU needed)");
+  p.add_options()
+      ("export-dir", po::value<std::string>(),
+       "write the tables tune --profile --export-dir writes, each with FILE.cert.json, then run the gap report on them "
+       "(exit 1 on a row left out or a gap)")
+      ("device-name", po::value<std::string>(), "only rows tuned on this device (needed when the database holds several)")
+      ("vllm-device-name", po::value<std::string>(), "device_name of vLLM's file names (default: the tuning device's)")
+      ("skip-unsupported", "skip keys no family serves (e.g. fp8-per-token) with a message instead of failing");
+  p.add(matrix_options());
+  d.add(p);
   po::variables_map vm;
-  if (!parse(args, d, vm, "tunetab export --format aiter-bf16-gemm [--db F] -o F")) return 0;
+  if (!parse(args, d, vm,
+             "tunetab export --format aiter-bf16-gemm [--db F] -o F\n"
+             "       tunetab export --profile F [--tp N --ep N --quant Q ...] [--db F] --export-dir D"))
+    return 0;
+  if (vm.count("profile") || vm.count("hf-config")) return export_profile(vm, opt.jit_flags);
+  for (const char* f : {"export-dir", "device-name", "vllm-device-name", "skip-unsupported"})
+    if (vm.count(f)) throw_input(std::string("--") + f + ": only with --profile or --hf-config");
   const std::string format = vm["format"].as<std::string>();
   if (format != "aiter-bf16-gemm") throw_input("--format '" + format + "': supported formats: aiter-bf16-gemm");
   read_domain_options(vm, opt);
