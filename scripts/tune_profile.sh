@@ -5,7 +5,8 @@
 # the log and the exported tables (a tar of the export folder, tables and certificates). Copy the returned
 # <name>.db.gz over runs/<name>.db.gz, commit it, and call again until the log ends with rc=0. A database
 # left in build/ by the previous call on a still-warm machine is taken first.
-#   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540)
+#   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540, TUNE_ARGS, e.g.
+#          "--families fused_moe" to tune one family's keys first; the export still writes every table)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 profile=${1:-profiles/glm-5-fp8-ep8-h200.cfg}
@@ -17,7 +18,8 @@ mkdir -p "$out" build
 db=build/$name.db
 if [ ! -f "$db" ] && [ -f "runs/$name.db.gz" ]; then gunzip -c "runs/$name.db.gz" > "$db"; fi
 start=$(date +%s)
-timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-dir "build/$name" --no-progress \
+# shellcheck disable=SC2086  # TUNE_ARGS is a list of flags
+timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-dir "build/$name" --no-progress ${TUNE_ARGS:-} \
   > "$out/$name.tune.log" 2>&1
 rc=$?
 echo "rc=$rc wall=$(( $(date +%s) - start ))s (124: the budget ran out; call again to resume)" >> "$out/$name.tune.log"

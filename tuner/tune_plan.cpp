@@ -71,6 +71,23 @@ std::string TunePlan::summary() const {
          (skipped.empty() ? "" : ", " + std::to_string(skipped.size()) + " keys skipped");
 }
 
+TunePlan TunePlan::only_families(const std::string& list, const std::string& option) const {
+  std::set<std::string> wanted;
+  std::size_t at = 0;
+  for (std::size_t end = 0; end != std::string::npos; at = end + 1) {
+    end = list.find(',', at);
+    std::string f = list.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (f == "moe") f = moe::kFamily;
+    if (f != gemm::kFamily && f != gemm_fp8::kFamily && f != moe::kFamily)
+      throw_input(option + " '" + f + "': expected gemm_bf16, gemm_fp8_blockscale or fused_moe (comma-separated)");
+    wanted.insert(f);
+  }
+  TunePlan out = *this;
+  std::erase_if(out.keys, [&](const PlanKey& k) { return !wanted.count(k.family); });
+  if (out.keys.empty()) throw_input(option + " '" + list + "': the plan has no key of these families (" + summary() + ")");
+  return out;
+}
+
 std::set<std::int64_t> anchor_rows(const std::set<std::int64_t>& rows) {
   if (rows.empty()) return {};
   return {*rows.begin(), *rows.rbegin(), nearest_row(rows, 16), nearest_row(rows, 256), nearest_row(rows, 1024)};

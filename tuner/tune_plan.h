@@ -37,6 +37,9 @@ struct TunePlan {
 
   /// "13 keys (12 gemm: 4 gemm_bf16, 8 gemm_fp8_blockscale; 1 fused_moe), 160 rows, 52 anchors".
   std::string summary() const;
+  /// The keys of the families in `list` ("gemm_fp8_blockscale,fused_moe"; "moe" for fused_moe), in plan order. Input
+  /// error naming `option` for an unknown family, or when the plan has no key of them.
+  TunePlan only_families(const std::string& list, const std::string& option) const;
 };
 
 /// The anchor rows among `rows`: the smallest, the largest, and the rows nearest 16, 256 and 1024 (ties to the

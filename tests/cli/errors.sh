@@ -140,6 +140,8 @@ expect 2 "quant fp8-per-token has no tunetab GEMM family" -- "$tt" tune --db "$t
 expect 2 "--shapes: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --shapes "1,64,64"
 expect 2 "--rule/--m-max: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --rule exact
 expect 2 "--export-dir: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --export-dir "$tmp/x"
+expect 2 "--families: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --families fused_moe
+expect 2 "--families 'fused_moe': the plan has no key of these families" -- "$tt" tune --db "$tmp/p.db" --profile "$src/profiles/llama-3.1-8b-bf16-tp1.cfg" --families fused_moe
 # export --profile: a deployment's tables from its tune's database alone; 2 on bad input, 1 when a row is left out.
 h200="$src/profiles/glm-5-fp8-ep8-h200.cfg"
 expect 0 "--device-name" -- "$tt" export --help

@@ -169,6 +169,24 @@ TEST(TunePlan, KeysWithoutAFamilyAreClearErrorsOrSkipped) {
   tunetab::testing::expect_input_error([&] { fmoe_problem(key, 1); }, "act_type 'ActivationType.Gelu' has no tunetab fused-MoE family");
 }
 
+TEST(TunePlan, OnlyFamiliesKeepsThoseKeysInPlanOrder) {
+  // `tune --profile --families`: GLM-5 on the H200 has 4 bf16, 9 FP8 GEMM keys and one fused-MoE key.
+  const TunePlan plan = make_tune_plan(matrix_of("profiles/glm-5-fp8-ep8-h200.cfg"));
+  const TunePlan moe = plan.only_families("moe", "--families");
+  ASSERT_EQ(moe.keys.size(), 1u);
+  EXPECT_EQ(moe.keys[0].family, "fused_moe");
+  EXPECT_EQ(moe.keys[0].label, plan.keys.back().label);
+  const TunePlan gemms = plan.only_families("gemm_fp8_blockscale,gemm_bf16", "--families");
+  ASSERT_EQ(gemms.keys.size(), plan.keys.size() - 1);
+  for (std::size_t i = 0; i < gemms.keys.size(); ++i) EXPECT_EQ(gemms.keys[i].label, plan.keys[i].label);
+  tunetab::testing::expect_input_error([&] { plan.only_families("fused_moe,gemm_fp9", "--families"); },
+                                       "--families 'gemm_fp9': expected gemm_bf16, gemm_fp8_blockscale or fused_moe");
+  tunetab::testing::expect_input_error([&] { plan.only_families("", "--families"); }, "--families '': expected");
+  const TunePlan llama = make_tune_plan(matrix_of("profiles/llama-3.1-8b-bf16-tp1.cfg"));
+  tunetab::testing::expect_input_error([&] { llama.only_families("fused_moe", "--families"); },
+                                       "--families 'fused_moe': the plan has no key of these families");
+}
+
 TEST(FusedMoeFamily, AdapterOptsEveryPipelineModuleInToItsSharedMemory) {
   const FamilyOps& ops = family_ops("fused_moe");
   const std::string fp8 = "fp8_m16w16_n32x64_k128_s2_simt_sk2";

@@ -194,6 +194,8 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
   const auto matrix = deployment_matrix(vm);
   const TunePlan plan = make_tune_plan(matrix, vm.count("skip-unsupported") > 0);
   for (const auto& s : plan.skipped) std::printf("skipped (--skip-unsupported): %s\n", s.c_str());
+  // --families: the keys tuned now; the export still writes (and audits) every table of the profile.
+  const TunePlan tuned = vm.count("families") ? plan.only_families(vm["families"].as<std::string>(), "--families") : plan;
   const bool tiered = !vm.count("full-sweep");
   opt.tier_keep = vm["tier-keep"].as<std::size_t>();
   const std::string strategy =
@@ -201,6 +203,9 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
                "the best " + std::to_string(opt.tier_keep) + " of the nearest anchors plus the configs they could not run"
              : "full: every config at every row";
   std::printf("plan: %s\nsearch: %s\n", plan.summary().c_str(), strategy.c_str());
+  if (tuned.keys.size() < plan.keys.size())
+    std::printf("--families: %zu of the plan's %zu keys are tuned (%s); an export covers all of them\n", tuned.keys.size(),
+                plan.keys.size(), tuned.summary().c_str());
   std::fflush(stdout);
   if (vm.count("export-dir") && !opt.coverage) throw_input("--export-dir needs coverage validation: drop --no-coverage");
   db::Store store(vm["db"].as<std::string>());
@@ -211,7 +216,7 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
     const std::string target = vm["target"].as<std::string>();
     std::vector<KernelSource> sources;
     std::set<std::string> seen;
-    for (const PlanKey& key : plan.keys) {
+    for (const PlanKey& key : tuned.keys) {
       TuneOptions o = opt;
       o.rule = key.rule;
       o.m_max = key.domain.last;
@@ -221,7 +226,7 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
     if (devices == 0)
       std::printf("no GPU available (%s): nothing can be validated, timed or exported here.\n"
                   "compile-checking every code object the plan's %zu keys need for %s instead.\n",
-                  why.c_str(), plan.keys.size(), target.c_str());
+                  why.c_str(), tuned.keys.size(), target.c_str());
     std::fflush(stdout);
     return compile_and_report(sources, target, opt, &store) ? 1 : 0;
   }
@@ -229,14 +234,14 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
   int missing = 0, uncovered = 0, skewed_failures = 0;
   std::string device;
   std::map<std::string, int> totals;
-  for (std::size_t i = 0; i < plan.keys.size(); ++i) {
-    const PlanKey& key = plan.keys[i];
+  for (std::size_t i = 0; i < tuned.keys.size(); ++i) {
+    const PlanKey& key = tuned.keys[i];
     std::string anchors;
     for (std::int64_t a : key.anchors) {
       if (!anchors.empty()) anchors += ",";
       anchors += std::to_string(a);
     }
-    std::printf("\n[%zu/%zu] %s: %s, %zu rows (M %lld..%lld, rule %s), anchors M=%s\n", i + 1, plan.keys.size(),
+    std::printf("\n[%zu/%zu] %s: %s, %zu rows (M %lld..%lld, rule %s), anchors M=%s\n", i + 1, tuned.keys.size(),
                 key.label.c_str(), key.family.c_str(), key.problems.size(), static_cast<long long>(key.domain.first),
                 static_cast<long long>(key.domain.last), profile::to_string(key.rule).c_str(), anchors.c_str());
     std::fflush(stdout);
@@ -349,6 +354,9 @@ int cmd_tune(const Args& args, const std::string& command_line) {
       ("full-sweep", "every row tries every config (no tiers)")
       ("no-skewed", "skip validating the fused-MoE rows' choices on skewed routing")
       ("skip-unsupported", "skip keys no family serves (e.g. fp8-per-token) with a message instead of failing")
+      ("families", po::value<std::string>(),
+       "tune only the keys of these families (comma-separated: gemm_bf16, gemm_fp8_blockscale, fused_moe); "
+       "--export-dir still writes every table from the database")
       ("vllm-device-name", po::value<std::string>(), "device_name of vLLM's file names (default: the tuning device's)");
   p.add(matrix_options());
   d.add(p);
@@ -364,7 +372,7 @@ int cmd_tune(const Args& args, const std::string& command_line) {
   opt.coverage = !vm.count("no-coverage");
   read_domain_options(vm, opt);
   if (vm.count("profile") || vm.count("hf-config")) return tune_profile(vm, opt, command_line);
-  for (const char* f : {"export-dir", "vllm-device-name", "skip-unsupported", "full-sweep"})
+  for (const char* f : {"export-dir", "vllm-device-name", "skip-unsupported", "full-sweep", "families"})
     if (vm.count(f)) throw_input(std::string("--") + f + ": only with --profile or --hf-config");
   const std::string family = vm.count("plant-faults") ? kPlantedFamily : gemm::kFamily;
   const FamilyOps& ops = family_ops(family);
