@@ -168,15 +168,14 @@ int cmd_db(const Args& args) {
   if (!parse(args, d, vm, "tunetab db [--db F]")) return 0;
   db::Store store(existing_db(vm["db"].as<std::string>()));
   std::printf("schema version %d\n", store.schema_version());
-  std::string line;
-  for (const auto& [status, n] : store.run_counts()) line += " " + status + "=" + std::to_string(n);
-  std::printf("runs:%s\n", line.empty() ? " none" : line.c_str());
-  line.clear();
-  for (const auto& [disp, n] : store.disposition_counts()) line += " " + disp + "=" + std::to_string(n);
-  std::printf("results:%s\n", line.empty() ? " none" : line.c_str());
-  line.clear();
-  for (const auto& [disp, n] : store.coverage_counts()) line += " " + disp + "=" + std::to_string(n);
-  std::printf("coverage:%s\n", line.empty() ? " none" : line.c_str());
+  auto print_counts = [](const char* what, const std::vector<std::pair<std::string, std::int64_t>>& counts) {
+    std::string line;
+    for (const auto& [name, n] : counts) line += " " + name + "=" + std::to_string(n);
+    std::printf("%s:%s\n", what, line.empty() ? " none" : line.c_str());
+  };
+  print_counts("runs", store.run_counts());
+  print_counts("results", store.disposition_counts());
+  print_counts("coverage", store.coverage_counts());
   const auto [compiled, failed] = store.cache_counts();
   std::printf("compile cache: %lld code objects, %lld failed to compile\n", static_cast<long long>(compiled),
               static_cast<long long>(failed));
