@@ -511,6 +511,19 @@ std::vector<std::pair<std::string, std::int64_t>> Store::disposition_counts(std:
   return out;
 }
 
+std::vector<std::pair<std::string, std::int64_t>> Store::run_counts() {
+  Statement s(db_, "SELECT status, count(*) FROM runs GROUP BY status ORDER BY 1");
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  while (s.step()) out.emplace_back(s.text(0), s.i64(1));
+  return out;
+}
+
+std::pair<std::int64_t, std::int64_t> Store::cache_counts() {
+  Statement s(db_, "SELECT coalesce(sum(ok != 0), 0), coalesce(sum(ok = 0), 0) FROM code_objects");
+  s.step();
+  return {s.i64(0), s.i64(1)};
+}
+
 Transaction::Transaction(Store& s) : store_(s) { store_.exec("BEGIN IMMEDIATE"); }
 Transaction::~Transaction() {
   if (!done_) sqlite3_exec(store_.db_, "ROLLBACK", nullptr, nullptr, nullptr);

@@ -127,6 +127,10 @@ class Store {
   std::vector<std::pair<std::string, std::int64_t>> coverage_counts(std::int64_t run_id = 0);
   /// Counts of results by disposition (for summaries).
   std::vector<std::pair<std::string, std::int64_t>> disposition_counts(std::int64_t run_id = 0);
+  /// Counts of runs by status (running, finished, failed, interrupted).
+  std::vector<std::pair<std::string, std::int64_t>> run_counts();
+  /// The compile cache: code objects that compiled, and those that failed.
+  std::pair<std::int64_t, std::int64_t> cache_counts();
 
   sqlite3* handle() const { return db_; }
 

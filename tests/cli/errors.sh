@@ -45,6 +45,8 @@ expect 2 "--m-max 0: expected a positive M" -- "$tt" tune --db "$tmp/a.db" --sha
 expect 2 "--export needs coverage" -- "$tt" tune --db "$tmp/a.db" --shapes "16,64,64" --no-coverage --export "$tmp/t.csv"
 expect 2 "-o/--output is required: the certificate" -- "$tt" export --db "$tmp/a.db"
 expect 2 "family 'gemm_fp9'" -- "$tt" export --db "$tmp/a.db" --family gemm_fp9 -o "$tmp/t.csv"
+expect 2 "a.db: no such database" -- "$tt" export --db "$tmp/a.db" -o "$tmp/t.csv"
+: > "$tmp/a.db"
 expect 1 "no gemm_bf16 row to export" -- "$tt" export --db "$tmp/a.db" -o "$tmp/t.csv"
 expect 2 "the option '--table' is required|--table" -- "$tt" verify
 expect 2 "nope.csv: cannot open" -- "$tt" verify --table "$tmp/nope.csv"
@@ -145,7 +147,9 @@ expect 2 "--families 'fused_moe': the plan has no key of these families" -- "$tt
 # export --profile: a deployment's tables from its tune's database alone; 2 on bad input, 1 when a row is left out.
 h200="$src/profiles/glm-5-fp8-ep8-h200.cfg"
 expect 0 "--device-name" -- "$tt" export --help
-"$tt" db --db "$tmp/empty.db" > /dev/null
+: > "$tmp/empty.db"  # an empty file: the commands open it as an empty database
+expect 2 "nope.db: no such database" -- "$tt" db --db "$tmp/nope.db"
+expect 0 "runs: none" -- "$tt" db --db "$tmp/empty.db"
 expect 2 "nope.db: no such database" -- "$tt" export --profile "$h200" --db "$tmp/nope.db" --export-dir "$tmp/e"
 expect 2 "--export-dir is required with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db"
 expect 2 "--format/--family: not with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db" --export-dir "$tmp/e" --family gemm_fp8_blockscale

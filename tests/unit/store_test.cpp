@@ -245,3 +245,22 @@ TEST(Store, CodeObjectsRoundTrip) {
   EXPECT_DOUBLE_EQ(got->compile_ms, 12.5);
   EXPECT_FALSE(s.find_code_object("nope"));
 }
+
+TEST(Store, CountsRunsByStatusAndTheCacheByOutcome) {
+  // `tunetab db`'s summary lines.
+  db::Store s(":memory:");
+  EXPECT_TRUE(s.run_counts().empty());
+  EXPECT_EQ(s.cache_counts(), (std::pair<std::int64_t, std::int64_t>{0, 0}));
+  const auto dev = s.upsert_device(h200());
+  s.finish_run(s.begin_run("tune a", "v", dev), "finished");
+  s.finish_run(s.begin_run("tune b", "v", dev), "finished");
+  s.finish_run(s.begin_run("tune c", "v", dev), "interrupted");
+  s.begin_run("tune d", "v", dev);  // still running (a kill leaves it so)
+  const std::vector<std::pair<std::string, std::int64_t>> runs = {{"finished", 2}, {"interrupted", 1}, {"running", 1}};
+  EXPECT_EQ(s.run_counts(), runs);
+  for (const char* key : {"a", "b", "c"}) {
+    db::CodeObjectRecord c{key, "key text", "gemm_bf16", "tt::k<1>", "", "sm_90a", "nvrtc 13.0", "0.1.0", key[0] != 'b', {}, "", 1.0};
+    s.put_code_object(c);
+  }
+  EXPECT_EQ(s.cache_counts(), (std::pair<std::int64_t, std::int64_t>{2, 1}));
+}

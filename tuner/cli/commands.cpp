@@ -14,6 +14,7 @@
 #include "kernels/gemm_fp8/gemm_fp8.h"
 #include "kernels/moe/moe.h"
 #include "kernels/validate/validate.h"
+#include "tuner/family_ops.h"
 #include "tuner/hip/runtime.h"
 #include "tuner/jit/compiler.h"
 #include "tuner/jit/offline_clang.h"
@@ -158,18 +159,41 @@ int cmd_devices(const Args& args) {
 
 int cmd_db(const Args& args) {
   po::options_description d("db options");
-  d.add_options()("db", po::value<std::string>()->default_value(kDefaultDb), "SQLite database");
+  std::vector<std::string> jit_flags;
+  d.add_options()
+      ("db", po::value<std::string>()->default_value(kDefaultDb), "SQLite database written by tune")
+      ("jit-flag", po::value<std::vector<std::string>>(&jit_flags),
+       "the tune's extra hipRTC flags (repeatable): rows count as current only if judged on the code they build now");
   po::variables_map vm;
   if (!parse(args, d, vm, "tunetab db [--db F]")) return 0;
-  db::Store store(vm["db"].as<std::string>());
+  db::Store store(existing_db(vm["db"].as<std::string>()));
   std::printf("schema version %d\n", store.schema_version());
-  for (const auto& [disp, n] : store.disposition_counts()) std::printf("  %-15s %lld\n", disp.c_str(), static_cast<long long>(n));
-  const auto best = store.best_results("gemm_bf16");
-  std::printf("%zu (device, shape) pairs with a validated best config\n", best.size());
-  for (const auto& [disp, n] : store.coverage_counts())
-    std::printf("  coverage %-15s %lld\n", disp.c_str(), static_cast<long long>(n));
-  std::printf("%zu (device, shape) pairs with a row that passed coverage (exportable)\n",
-              store.covered_results("gemm_bf16").size());
+  auto print_counts = [](const char* what, const std::vector<std::pair<std::string, std::int64_t>>& counts) {
+    std::string line;
+    for (const auto& [name, n] : counts) line += " " + name + "=" + std::to_string(n);
+    std::printf("%s:%s\n", what, line.empty() ? " none" : line.c_str());
+  };
+  print_counts("runs", store.run_counts());
+  print_counts("results", store.disposition_counts());
+  print_counts("coverage", store.coverage_counts());
+  const auto [compiled, failed] = store.cache_counts();
+  std::printf("compile cache: %lld code objects, %lld failed to compile\n", static_cast<long long>(compiled),
+              static_cast<long long>(failed));
+  // Per family, (device, shape) pairs: with a passing result; with a row that passed coverage; and of those, the
+  // rows judged on the code this tunetab builds now (what `export` writes; the others are tuned again).
+  for (const auto& family : family_names()) {
+    const auto best = store.best_results(family);
+    auto covered = store.covered_results(family);
+    if (best.empty() && covered.empty()) continue;
+    const std::size_t n_covered = covered.size();
+    std::vector<StaleRow> stale;
+    const auto current = rows_on_current_code(family_ops(family), std::move(covered), jit_flags, &stale);
+    std::printf("%s: %zu shapes with a passing result, %zu with a row that passed coverage, %zu of them on this build's code "
+                "(exportable)\n",
+                family.c_str(), best.size(), n_covered, current.size());
+    for (std::size_t i = 0; i < stale.size() && i < 3; ++i) std::printf("  not current: %s\n", stale[i].text().c_str());
+    if (stale.size() > 3) std::printf("  ... and %zu more not current\n", stale.size() - 3);
+  }
   return 0;
 }
 

@@ -28,6 +28,9 @@ int cmd_gaps(const Args& args);
 
 /// Writes `text` to `path`; Input error naming the path when it cannot.
 void write_file(const std::string& path, const std::string& text);
+/// `path` when it is a file: the commands that read a database (export, db) never create one. Input error naming it
+/// otherwise.
+std::string existing_db(const std::string& path);
 /// --profile and the serving-envelope flags, as `tunetab shapes` and `tunetab gaps` take them.
 boost::program_options::options_description deployment_options();
 /// The envelope --profile and the flags describe; `need_model` as profile::envelope_from takes it.

@@ -34,7 +34,7 @@ const Command kCommands[] = {
   {"compile", "compile-check a family's whole config space for a target (no GPU needed)", comp},
   {"configs", "list the config space, and for a shape which configs are supported and why not", confs},
   {"devices", "list the GPUs tunetab sees, with the facts it records", devs},
-  {"db",      "summarize a tunetab database (runs, results by disposition, cache)", dbc},
+  {"db",      "summarize a tunetab database: runs, results, coverage, cache, and per family the rows export would write", dbc},
   {"shapes",  "derive a model's GEMM and fused-MoE keys and M buckets from config.json and a serving envelope", shp},
   {"gaps",    "audit shipped AITER/vLLM tuning tables against a deployment's keys: misses, extrapolation, overflow", gap},
 };

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -435,9 +434,7 @@ int export_profile(po::variables_map& vm, const std::vector<std::string>& jit_fl
                 "--gemm-rule) and M domain, and its rows were validated when they were tuned");
   if (!vm.count("export-dir"))
     throw_input("--export-dir is required with --profile/--hf-config: the folder for the tables and their certificates");
-  const std::string db_path = vm["db"].as<std::string>();
-  if (!std::filesystem::is_regular_file(db_path))
-    throw_input(db_path + ": no such database (`tunetab tune --profile ... --db " + db_path + "` writes it)");
+  const std::string db_path = existing_db(vm["db"].as<std::string>());
   const auto matrix = deployment_matrix(vm);
   const TunePlan plan = make_tune_plan(matrix, vm.count("skip-unsupported") > 0);
   for (const auto& s : plan.skipped) std::printf("skipped (--skip-unsupported): %s\n", s.c_str());
@@ -489,10 +486,10 @@ int cmd_export(const Args& args) {
   read_domain_options(vm, opt);
   const std::string family = vm["family"].as<std::string>();
   family_ops(family);  // validates the name
-  db::Store store(vm["db"].as<std::string>());
+  if (!vm.count("unverified") && !vm.count("output"))
+    throw_input("-o/--output is required: the certificate is written beside the table (or --unverified for stdout)");
+  db::Store store(existing_db(vm["db"].as<std::string>()));
   if (!vm.count("unverified")) {
-    if (!vm.count("output"))
-      throw_input("-o/--output is required: the certificate is written beside the table (or --unverified for stdout)");
     if (export_certified(store, family, opt, vm["output"].as<std::string>()) == 0) {
       std::fprintf(stderr, "error: no %s row to export (none passed coverage on this tunetab's code); nothing written\n",
                    family.c_str());
