@@ -6,7 +6,8 @@
 # <name>.db.gz over runs/<name>.db.gz, commit it, and call again until the log ends with rc=0. A database
 # left in build/ by the previous call on a still-warm machine is taken first.
 #   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540, TUNE_ARGS, e.g.
-#          "--families fused_moe" to tune one family's keys first; the export still writes every table)
+#          "--families fused_moe" to tune one family's keys first; the export still writes every table, so the rc
+#          stays 1 until the other families' rows are covered on this build's code too)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 profile=${1:-profiles/glm-5-fp8-ep8-h200.cfg}
@@ -23,6 +24,9 @@ timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-d
   > "$out/$name.tune.log" 2>&1
 rc=$?
 echo "rc=$rc wall=$(( $(date +%s) - start ))s (124: the budget ran out; call again to resume)" >> "$out/$name.tune.log"
+# NOTE: the database is in WAL mode, and a tune killed by `timeout` leaves its last commits in $db-wal: merge them into
+# the file before it is copied, or the next call (on a fresh machine) would tune them again.
+python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" "$db"
 gzip -c "$db" > "$out/$name.db.gz"
 if [ "$(stat -c %s "$out/$name.db.gz")" -gt 15000000 ]; then
   # NOTE: the device tool returns files up to 16 MiB: drop the compile cache (the next call recompiles).

@@ -22,6 +22,7 @@
 #include "tuner/family_ops.h"
 #include "tuner/runner.h"
 #include "tuner/safety/certify.h"
+#include "tuner/safety/coverage.h"
 
 namespace tunetab {
 
@@ -125,21 +126,50 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
           stale_by_key[key.family][ops.key(nlohmann::json::parse(s.row.problem_json))] = s.text();
     }
     std::map<std::string, const db::BestRow*> by_key;
-    for (const auto& b : covered[key.family])
-      if (opt.device.empty() || b.device.name == opt.device) by_key.emplace(ops.key(nlohmann::json::parse(b.problem_json)), &b);
+    std::map<std::string, std::string> elsewhere;  // problem key -> a device its row is covered on, not opt.device
+    for (const auto& b : covered[key.family]) {
+      const std::string k = ops.key(nlohmann::json::parse(b.problem_json));
+      if (opt.device.empty() || b.device.name == opt.device) by_key.emplace(k, &b);
+      else elsewhere.emplace(k, b.device.name);
+    }
     Part part{&key, {}};
     for (std::size_t i = 0; i < key.problems.size(); ++i) {
-      const auto it = by_key.find(ops.key(key.problems[i]));
+      const std::string k = ops.key(key.problems[i]);
+      const auto it = by_key.find(k);
       if (it == by_key.end()) {
         const auto& stale = stale_by_key[key.family];
-        const auto why = stale.find(ops.key(key.problems[i]));
+        const auto why = stale.find(k);
+        const auto other = elsewhere.find(k);
         out.missing.push_back(key.label + " M=" + std::to_string(key.buckets[i].m) + ": " +
-                              (why == stale.end() ? "no row passed coverage" : "its row was left out: " + why->second));
+                              (why != stale.end()      ? "its row was left out: " + why->second
+                               : other != elsewhere.end() ? "its row is covered only on '" + other->second + "', not on '" + opt.device + "'"
+                                                          : "no row passed coverage"));
         continue;
       }
       part.rows.push_back(*it->second);
-      if (!device) device = it->second->device;
     }
+    // A row serves the Ms the consumer's rule routes to it among the rows exported: with a row missing (not covered,
+    // or judged on other code), a neighbour serves its Ms too, and may not have been validated on them. Such a row
+    // is left out as well, until every row's served Ms lie within its coverage.
+    for (bool dropped = !part.rows.empty(); dropped;) {
+      dropped = false;
+      std::set<std::int64_t> ms;
+      for (const auto& b : part.rows) ms.insert(ops.m_of(nlohmann::json::parse(b.problem_json)));
+      const auto served = safety::served_ranges(profile::LookupRule::make(key.rule, ops.lookup_n(key.problems.front()), key.domain.last),
+                                                ms, key.domain.last);
+      std::erase_if(part.rows, [&](const db::BestRow& b) {
+        const std::int64_t m = ops.m_of(nlohmann::json::parse(b.problem_json));
+        const auto it = served.find(m);
+        const std::vector<safety::MRange> want = it == served.end() || it->second.empty() ? std::vector<safety::MRange>{{m, m}} : it->second;
+        if (safety::ranges_cover(safety::ranges_from_json(nlohmann::json::parse(b.coverage->served), "coverage.served"), want)) return false;
+        out.missing.push_back(key.label + " M=" + std::to_string(m) + ": its row (" + b.config_name + ") would serve M " +
+                              safety::ranges_json(want).dump() + " without the rows left out, beyond the Ms its coverage validated (" +
+                              b.coverage->served + "): tune the rows left out");
+        dropped = true;
+        return true;
+      });
+    }
+    if (!device && !part.rows.empty()) device = part.rows.front().device;
     parts[key.family].push_back(std::move(part));
   }
 

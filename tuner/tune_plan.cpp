@@ -77,12 +77,15 @@ TunePlan TunePlan::only_families(const std::string& list, const std::string& opt
   for (std::size_t end = 0; end != std::string::npos; at = end + 1) {
     end = list.find(',', at);
     std::string f = list.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    f.erase(0, f.find_first_not_of(' '));
+    f.erase(f.find_last_not_of(' ') + 1);
     if (f == "moe") f = moe::kFamily;
     if (f != gemm::kFamily && f != gemm_fp8::kFamily && f != moe::kFamily)
       throw_input(option + " '" + f + "': expected gemm_bf16, gemm_fp8_blockscale or fused_moe (comma-separated)");
     wanted.insert(f);
   }
   TunePlan out = *this;
+  out.skipped.clear();  // the plan's, reported with it
   std::erase_if(out.keys, [&](const PlanKey& k) { return !wanted.count(k.family); });
   if (out.keys.empty()) throw_input(option + " '" + list + "': the plan has no key of these families (" + summary() + ")");
   return out;

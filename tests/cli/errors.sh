@@ -143,6 +143,8 @@ expect 2 "--shapes: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile
 expect 2 "--rule/--m-max: not with --profile" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --rule exact
 expect 2 "--export-dir: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --export-dir "$tmp/x"
 expect 2 "--families: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --families fused_moe
+expect 2 "--tier-keep: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --tier-keep 3
+expect 2 "--tp: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --tp 8
 expect 2 "--families 'fused_moe': the plan has no key of these families" -- "$tt" tune --db "$tmp/p.db" --profile "$src/profiles/llama-3.1-8b-bf16-tp1.cfg" --families fused_moe
 # export --profile: a deployment's tables from its tune's database alone; 2 on bad input, 1 when a row is left out.
 h200="$src/profiles/glm-5-fp8-ep8-h200.cfg"
@@ -156,6 +158,7 @@ expect 2 "--format/--family: not with --profile" -- "$tt" export --profile "$h20
 expect 2 "--output: not with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db" --export-dir "$tmp/e" -o "$tmp/t.csv"
 expect 2 "--rule/--m-max/--every-m: not with --profile" -- "$tt" export --profile "$h200" --db "$tmp/p.db" --export-dir "$tmp/e" --m-max 64
 expect 2 "--export-dir: only with --profile" -- "$tt" export --db "$tmp/p.db" --export-dir "$tmp/e"
+expect 2 "--gemm-rule: only with --profile" -- "$tt" export --db "$tmp/empty.db" -o "$tmp/t.csv" --gemm-rule exact
 expect 2 "quant fp8-per-token has no tunetab GEMM family" -- "$tt" export --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg" --db "$tmp/empty.db" --export-dir "$tmp/e"
 # A database with no covered row: every table written (header only) with its certificate, each row named as left
 # out, and the gap report's misses.

@@ -37,6 +37,13 @@ bool parse(const Args& args, po::options_description& desc, po::variables_map& v
   return true;
 }
 
+void reject_unless_profile(const po::variables_map& vm, const po::options_description& group) {
+  for (const auto& o : group.options()) {
+    const std::string& name = o->long_name();
+    if (vm.count(name) && !vm[name].defaulted()) throw_input("--" + name + ": only with --profile or --hf-config");
+  }
+}
+
 namespace {
 
 const char* kDefaultDb = "tunetab.db";
@@ -177,7 +184,7 @@ int cmd_db(const Args& args) {
   print_counts("results", store.disposition_counts());
   print_counts("coverage", store.coverage_counts());
   const auto [compiled, failed] = store.cache_counts();
-  std::printf("compile cache: %lld code objects, %lld failed to compile\n", static_cast<long long>(compiled),
+  std::printf("compile cache: %lld code objects compiled, %lld failed\n", static_cast<long long>(compiled),
               static_cast<long long>(failed));
   // Per family, (device, shape) pairs: with a passing result; with a row that passed coverage; and of those, the
   // rows judged on the code this tunetab builds now (what `export` writes; the others are tuned again).
@@ -188,8 +195,8 @@ int cmd_db(const Args& args) {
     const std::size_t n_covered = covered.size();
     std::vector<StaleRow> stale;
     const auto current = rows_on_current_code(family_ops(family), std::move(covered), jit_flags, &stale);
-    std::printf("%s: %zu shapes with a passing result, %zu with a row that passed coverage, %zu of them on this build's code "
-                "(exportable)\n",
+    std::printf("%s, (device, shape) pairs: %zu with a passing result, %zu with a row that passed coverage, %zu of them on "
+                "this build's code (exportable)\n",
                 family.c_str(), best.size(), n_covered, current.size());
     for (std::size_t i = 0; i < stale.size() && i < 3; ++i) std::printf("  not current: %s\n", stale[i].text().c_str());
     if (stale.size() > 3) std::printf("  ... and %zu more not current\n", stale.size() - 3);

@@ -371,8 +371,7 @@ int cmd_tune(const Args& args, const std::string& command_line) {
   opt.coverage = !vm.count("no-coverage");
   read_domain_options(vm, opt);
   if (vm.count("profile") || vm.count("hf-config")) return tune_profile(vm, opt, command_line);
-  for (const char* f : {"export-dir", "vllm-device-name", "skip-unsupported", "full-sweep", "families"})
-    if (vm.count(f)) throw_input(std::string("--") + f + ": only with --profile or --hf-config");
+  reject_unless_profile(vm, p);
   const std::string family = vm.count("plant-faults") ? kPlantedFamily : gemm::kFamily;
   const FamilyOps& ops = family_ops(family);
   const auto problems = to_json(problems_from(vm));
@@ -479,8 +478,7 @@ int cmd_export(const Args& args) {
              "       tunetab export --profile F [--tp N --ep N --quant Q ...] [--db F] --export-dir D"))
     return 0;
   if (vm.count("profile") || vm.count("hf-config")) return export_profile(vm, opt.jit_flags);
-  for (const char* f : {"export-dir", "device-name", "vllm-device-name", "skip-unsupported"})
-    if (vm.count(f)) throw_input(std::string("--") + f + ": only with --profile or --hf-config");
+  reject_unless_profile(vm, p);
   const std::string format = vm["format"].as<std::string>();
   if (format != "aiter-bf16-gemm") throw_input("--format '" + format + "': supported formats: aiter-bf16-gemm");
   read_domain_options(vm, opt);
