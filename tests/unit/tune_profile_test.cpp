@@ -35,6 +35,60 @@ std::string current_code_keys(const FamilyOps& ops, const std::string& config) {
   return "k";
 #endif
 }
+
+/// The Ms each row of `key` serves with every row of the key present (the share a tune's coverage validates).
+std::map<std::int64_t, std::vector<safety::MRange>> served_by_row(const FamilyOps& ops, const PlanKey& key) {
+  std::set<std::int64_t> rows;
+  for (const auto& b : key.buckets) rows.insert(b.m);
+  return safety::served_ranges(profile::LookupRule::make(key.rule, ops.lookup_n(key.problems[0]), key.domain.last), rows,
+                               key.domain.last);
+}
+
+/// The first config of the space that runs `p` at M up to `m_max` on the H200; with `fused_first`, the first 1-stage
+/// fused-MoE one if any does.
+std::string first_supported(const FamilyOps& ops, const Json& p, std::int64_t m_max, bool fused_first = false) {
+  const Target sm90 = Target::from_arch("sm_90a");
+  for (const bool fused_only : {fused_first, false})
+    for (const auto& c : ops.configs())
+      if ((!fused_only || c.find("_fused_") != std::string::npos) && !ops.why_unsupported(ops.with_m(p, m_max), c, sm90)) return c;
+  return "";
+}
+
+/// A passing final result of `config` for `p` and its passed coverage of `served` (JSON ranges), judged on the code
+/// `code_key`, as the runner stores them.
+std::pair<db::ResultRecord, db::CoverageRecord> put_covered(db::Store& s, std::int64_t run, std::int64_t dev, const FamilyOps& ops,
+                                                            const Json& p, const std::string& config, const std::string& served,
+                                                            const std::string& code_key) {
+  db::ResultRecord r;
+  r.run_id = run;
+  r.device_id = dev;
+  r.problem_id = s.upsert_problem(ops.family(), ops.key(p), p.dump());
+  r.config_id = s.upsert_config(ops.family(), config, ops.config_json(config).dump());
+  r.disposition = db::Disposition::kPassed;
+  r.median_us = 7.5;
+  r.err_ratio = 0;
+  r.index_bits = 32;
+  r.timing_phase = "final";
+  r.tolerance = ops.tolerance(p).to_json().dump();
+  r.code_key = code_key;
+  s.put_result(r, TUNETAB_VERSION);
+  db::CoverageRecord c;
+  c.run_id = run;
+  c.device_id = dev;
+  c.problem_id = r.problem_id;
+  c.config_id = r.config_id;
+  c.served = c.domain = served;
+  c.ms_checked = 4;
+  c.sampled = c.index_bounds = "[]";
+  c.every_m_limit = 16384;
+  c.index_bits = 32;
+  c.proof_m = 40;
+  c.tolerance = r.tolerance;
+  c.code_key = r.code_key;
+  c.code_hash = "h";
+  s.put_coverage(c, TUNETAB_VERSION);
+  return {r, c};
+}
 }  // namespace
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -234,53 +288,15 @@ TEST(ExportPlan, ASyntheticStoreExportsAllFourFormatsWithCertificatesAndNoGaps) 
   db::Store s(":memory:");
   const auto dev = s.upsert_device({"NVIDIA H200", "sm_90a", 132, 1, 1, 1, 1, 1, "nvrtc 13.0"});
   const auto run = s.begin_run("t", "v", dev);
-  const Target sm90 = Target::from_arch("sm_90a");
   for (const PlanKey& key : plan.keys) {
     const FamilyOps& ops = family_ops(key.family);
-    std::set<std::int64_t> rows;
-    for (const auto& b : key.buckets) rows.insert(b.m);
-    const auto served = safety::served_ranges(profile::LookupRule::make(key.rule, ops.lookup_n(key.problems[0]), 40), rows, 40);
+    const auto served = served_by_row(ops, key);
     for (const Json& p : key.problems) {
       // The first supported config; for the MoE key its 1-stage variant (the export marks those rows run_1stage).
-      std::string config;
-      for (const bool fused_only : {key.family == "fused_moe", false})
-        for (const auto& c : ops.configs())
-          if (config.empty() && (!fused_only || c.find("_fused_") != std::string::npos) &&
-              !ops.why_unsupported(ops.with_m(p, 40), c, sm90))
-            config = c;
+      const std::string config = first_supported(ops, p, 40, key.family == "fused_moe");
       ASSERT_FALSE(config.empty()) << key.label;
-      const auto cfg = s.upsert_config(key.family, config, ops.config_json(config).dump());
-      const auto prob = s.upsert_problem(key.family, ops.key(p), p.dump());
-      db::ResultRecord r;
-      r.run_id = run;
-      r.device_id = dev;
-      r.problem_id = prob;
-      r.config_id = cfg;
-      r.disposition = db::Disposition::kPassed;
-      r.median_us = 7.5;
-      r.err_ratio = 0;
-      r.index_bits = 32;
-      r.timing_phase = "final";
-      r.tolerance = ops.tolerance(p).to_json().dump();
-      r.code_key = current_code_keys(ops, config);
-      s.put_result(r, TUNETAB_VERSION);
-      db::CoverageRecord c;
-      c.run_id = run;
-      c.device_id = dev;
-      c.problem_id = prob;
-      c.config_id = cfg;
-      c.served = safety::ranges_json(served.at(ops.m_of(p))).dump();
-      c.domain = c.served;
-      c.ms_checked = 4;
-      c.sampled = "[]";
-      c.every_m_limit = 16384;
-      c.index_bits = 32;
-      c.proof_m = 40;
-      c.index_bounds = "[]";
-      c.tolerance = r.tolerance;
-      c.code_key = r.code_key;
-      c.code_hash = "h";
-      s.put_coverage(c, TUNETAB_VERSION);
+      const auto [r, c] = put_covered(s, run, dev, ops, p, config, safety::ranges_json(served.at(ops.m_of(p))).dump(),
+                                      current_code_keys(ops, config));
       if (key.family == "gemm_bf16" && p == key.problems.front()) {
         // A row of a shape this plan does not hold, judged on older code: left out, and not this plan's miss.
         Json other = p;
@@ -371,29 +387,11 @@ TEST(ExportPlan, TakesTheRowsOfOneDeviceAndNamesThemWhenThereAreSeveral) {
   db::Store s(":memory:");
   EXPECT_EQ(export_device(s, plan, "", "t.db"), "");  // nothing covered: no device, and no error
   const std::string config = ops.configs().front();
-  auto put_covered = [&](const std::string& device, const Json& problem) {
+  auto put_on = [&](const std::string& device, const Json& problem) {
     const auto dev = s.upsert_device({device, "sm_90a", 132, 1, 1, 1, 1, 1, "nvrtc 13.0"});
-    db::ResultRecord r;
-    r.run_id = s.begin_run("t", "v", dev);
-    r.device_id = dev;
-    r.problem_id = s.upsert_problem(key.family, ops.key(problem), problem.dump());
-    r.config_id = s.upsert_config(key.family, config, ops.config_json(config).dump());
-    r.disposition = db::Disposition::kPassed;
-    r.median_us = 3.0;
-    r.timing_phase = "final";
-    r.code_key = "k";
-    s.put_result(r, TUNETAB_VERSION);
-    db::CoverageRecord c;
-    c.run_id = r.run_id;
-    c.device_id = dev;
-    c.problem_id = r.problem_id;
-    c.config_id = r.config_id;
-    c.domain = c.served = "[[1,1]]";
-    c.sampled = c.index_bounds = "[]";
-    c.code_key = r.code_key;
-    s.put_coverage(c, TUNETAB_VERSION);
+    put_covered(s, s.begin_run("t", "v", dev), dev, ops, problem, config, "[[1,1]]", "k");
   };
-  put_covered("NVIDIA H200", key.problems.front());
+  put_on("NVIDIA H200", key.problems.front());
   EXPECT_EQ(export_device(s, plan, "", "t.db"), "NVIDIA H200");
   EXPECT_EQ(export_device(s, plan, "NVIDIA H200", "t.db"), "NVIDIA H200");
   try {
@@ -403,7 +401,7 @@ TEST(ExportPlan, TakesTheRowsOfOneDeviceAndNamesThemWhenThereAreSeveral) {
     EXPECT_NE(std::string(e.what()).find("--device-name 'NVIDIA H100 80GB HBM3': t.db holds covered rows of 'NVIDIA H200' only"),
               std::string::npos) << e.what();
   }
-  put_covered("NVIDIA H100 80GB HBM3", key.problems.back());
+  put_on("NVIDIA H100 80GB HBM3", key.problems.back());
   try {
     export_device(s, plan, "", "t.db");
     ADD_FAILURE() << "rows of two devices, and none was asked for";
@@ -438,10 +436,7 @@ TEST(ExportPlan, ARowThatWouldServeMsBeyondItsCoverageIsLeftOutAndNamed) {
   const PlanKey& key = plan.keys[0];
   ASSERT_GE(key.problems.size(), 4u);
   const FamilyOps& ops = family_ops(key.family);
-  std::set<std::int64_t> rows;
-  for (const auto& b : key.buckets) rows.insert(b.m);
-  const auto served = safety::served_ranges(profile::LookupRule::make(key.rule, ops.lookup_n(key.problems[0]), 40), rows, 40);
-  const Target sm90 = Target::from_arch("sm_90a");
+  const auto served = served_by_row(ops, key);
   db::Store s(":memory:");
   const auto dev = s.upsert_device({"NVIDIA H200", "sm_90a", 132, 1, 1, 1, 1, 1, "nvrtc 13.0"});
   const auto run = s.begin_run("t", "v", dev);
@@ -449,38 +444,9 @@ TEST(ExportPlan, ARowThatWouldServeMsBeyondItsCoverageIsLeftOutAndNamed) {
   for (std::size_t i = 0; i < key.problems.size(); ++i) {
     if (i == hole) continue;
     const Json& p = key.problems[i];
-    std::string config;
-    for (const auto& c : ops.configs())
-      if (config.empty() && !ops.why_unsupported(ops.with_m(p, 40), c, sm90)) config = c;
-    db::ResultRecord r;
-    r.run_id = run;
-    r.device_id = dev;
-    r.problem_id = s.upsert_problem(key.family, ops.key(p), p.dump());
-    r.config_id = s.upsert_config(key.family, config, ops.config_json(config).dump());
-    r.disposition = db::Disposition::kPassed;
-    r.median_us = 5.0;
-    r.min_us = r.spread = r.tflops = r.bw_gbs = 1;
-    r.err_ratio = 0;
-    r.index_bits = 32;
-    r.timing_phase = "final";
-    r.tolerance = ops.tolerance(p).to_json().dump();
-    r.code_key = current_code_keys(ops, config);
-    s.put_result(r, TUNETAB_VERSION);
-    db::CoverageRecord c;
-    c.run_id = run;
-    c.device_id = dev;
-    c.problem_id = r.problem_id;
-    c.config_id = r.config_id;
-    c.served = c.domain = safety::ranges_json(served.at(ops.m_of(p))).dump();  // its share with every row present
-    c.ms_checked = 4;
-    c.sampled = c.index_bounds = "[]";
-    c.every_m_limit = 16384;
-    c.index_bits = 32;
-    c.proof_m = 40;
-    c.tolerance = r.tolerance;
-    c.code_key = r.code_key;
-    c.code_hash = "h";
-    s.put_coverage(c, TUNETAB_VERSION);
+    const std::string config = first_supported(ops, p, 40);
+    // Each row's coverage: its share with every row present.
+    put_covered(s, run, dev, ops, p, config, safety::ranges_json(served.at(ops.m_of(p))).dump(), current_code_keys(ops, config));
   }
   const fs::path dir = fs::temp_directory_path() / ("tunetab_export_hole_" + std::to_string(::getpid()));
   fs::remove_all(dir);
