@@ -2,6 +2,7 @@
 
 #include <boost/program_options.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -42,6 +43,11 @@ void reject_unless_profile(const po::variables_map& vm, const po::options_descri
     const std::string& name = o->long_name();
     if (vm.count(name) && !vm[name].defaulted()) throw_input("--" + name + ": only with --profile or --hf-config");
   }
+}
+
+std::string existing_db(const std::string& path) {
+  if (!std::filesystem::is_regular_file(path)) throw_input(path + ": no such database (`tunetab tune --db " + path + "` writes it)");
+  return path;
 }
 
 namespace {

@@ -30,11 +30,6 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out || !(out << text)) throw_input(path + ": cannot open for writing");
 }
 
-std::string existing_db(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) throw_input(path + ": no such database (`tunetab tune --db " + path + "` writes it)");
-  return path;
-}
-
 po::options_description deployment_options() {
   po::options_description d("deployment");
   d.add_options()("profile", po::value<std::string>(), "deployment profile: `key = value` lines named as the envelope flags");
