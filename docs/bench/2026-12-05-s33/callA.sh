@@ -66,6 +66,8 @@ for v in ("sc", "x"):
 PY
 tar czf "$OUT/time_logs.tgz" -C "$OUT" $(cd "$OUT" && ls time_*.log) && (cd "$OUT" && rm -f time_*.log)
 [ $moe_rc = 0 ] || { echo "MoeGpu failed: no tune"; exit 1; }
+# Session 35: NO_TUNE=1 stops here (the tune resumes the H200's rows: on another GPU it would start them all again).
+[ -z "${NO_TUNE:-}" ] || { echo "NO_TUNE: no tune"; exit 0; }
 left=$((total - (SECONDS - t0)))
 bin=.carry_s33
 if [ $sc_rc = 0 ] && python3 -c "import sys; sys.exit(0 if float(open('$OUT/sc_geomean').read()) <= 0.98 else 1)" 2>/dev/null; then bin=.carry_sc; fi
