@@ -78,6 +78,16 @@ __device__ __forceinline__ void partial_pair_load(const GemmArgs& g, const float
   }
 }
 
+/// A 4-byte cp.async (through L1: a row's scales for 8 K blocks share a sector); src-size 0 zero-fills.
+__device__ __forceinline__ void scale_copy(float* smem, const float* gmem, bool valid) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(valid ? 4 : 0)
+               : "memory");
+}
+/// Arrives on `bar` once this thread's cp.asyncs so far have landed (the barrier's count includes the arrival).
+__device__ __forceinline__ void scale_copies_arrive(u64* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+}
+
 /// acc += tmp x scale for a warpgroup fragment kWarpN wide: fragment columns j < kJb (8 columns each) take the
 /// lower column block's scales (s0 for row r0, s1 for row r0 + 8), the rest the upper block's.
 template <int kWarpN, int kJb>
@@ -151,6 +161,11 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
   __shared__ u64 full_bar[kStages], empty_bar[kStages];
+  // Each stage's scales, copied by the producer's second warp beside the stage's TMA copies: a_scale of the tile's
+  // rows and b_scale of the (at most kScaleBlocksN) 128-column blocks its columns touch.
+  constexpr int kScaleBlocksN = kBlockN / 128 + 2;
+  __shared__ alignas(16) float s_ascale[kStages][kBlockM];
+  __shared__ float s_bscale[kStages][kScaleBlocksN];
   u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
   // The staged bf16 tile: in the stages, free after the last K block, or (persistent: the stages run on into the
   // next tile) a buffer after them.
@@ -163,7 +178,7 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   }
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_bar[s], 1);
+      mbar_init(&full_bar[s], 1 + 32);  // the TMA thread's expect_tx arrival and the scale warp's 32
       mbar_init(&empty_bar[s], kConsumers);
     }
     fence_barrier_init();
@@ -185,11 +200,30 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
           tma_load_2d(sa + kBlockM * kBlockK, &args.b, k, bn0, &full_bar[s]);
         }
       }
+    } else if (tid / 32 == kConsumers * 4 + 1) {  // the scale warp
+      const int lane = tid % 32, kb0 = k_begin / kBlockK;
+      int use = 0;
+      for (int t = tile_first; t < tile_end; t += tile_step) {
+        const int bm0 = tile_m0(t), bn0 = tile_n0(t);
+        const int nb_first = bn0 >> 7, nb_last = (imin(bn0 + kBlockN, g.n) - 1) >> 7;
+        for (int i = 0; i < k_tiles; ++i, ++use) {
+          const int s = use % kStages, kb = kb0 + i;
+          if (use >= kStages) mbar_wait(&empty_bar[s], ((use / kStages) - 1) & 1);
+#pragma unroll
+          for (int r = lane; r < kBlockM; r += 32) {
+            const int row = bm0 + r;
+            const bool valid = row < g.m;  // rows past M: 0 (never stored)
+            scale_copy(&s_ascale[s][r], p.a_scale + (valid ? static_cast<Index>(row) * p.scale_k + kb : 0), valid);
+          }
+          if (lane < kScaleBlocksN)
+            scale_copy(&s_bscale[s][lane], p.b_scale + imin(nb_first + lane, nb_last) * p.scale_k + kb, true);
+          scale_copies_arrive(&full_bar[s]);
+        }
+      }
     }
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
     const int warp = (tid % 128) / 32, lane = tid % 32;
-    const int kb0 = k_begin / kBlockK;
     const int r_tile = wg_m * 64 + warp * 16 + lane / 4;  // this lane's first row within the tile (and r + 8)
     const int c_wg = wg_n * kWarpN;
     int use = 0;  // as the producer's
@@ -201,15 +235,12 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       // for 96 (jb 4 or 8 when crossing).
       const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
       const int jb = kOneBlock || nb_hi == nb_lo ? kWarpN / 8 : ((nb_hi << 7) - n0) / 8;
+      const int sb_lo_at = nb_lo - (bn0 >> 7), sb_hi_at = nb_hi - (bn0 >> 7);  // in s_bscale's row
       float acc[kWarpN / 2], tmp[kWarpN / 2];
 #pragma unroll
       for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
       for (int i = 0; i < k_tiles; ++i, ++use) {
-        const int s = use % kStages, kb = kb0 + i;
-        // The scales first: their loads overlap the wait for the stage.
-        const float sa0 = fp8_row_scale<Index>(p, row0, kb), sa1 = fp8_row_scale<Index>(p, row0 + 8, kb);
-        const float sb_lo = p.b_scale[nb_lo * p.scale_k + kb];
-        const float sb_hi = kOneBlock ? sb_lo : p.b_scale[nb_hi * p.scale_k + kb];
+        const int s = use % kStages;
         mbar_wait(&full_bar[s], (use / kStages) & 1);
         const u8* sa = base + s * kStageBytes;
         const u8* sb = sa + kBlockM * kBlockK;
@@ -222,6 +253,9 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
           wgmma_fp8<kWarpN>(tmp, da, db, kk);
         }
         wgmma_commit();
+        // The stage's scales, read while the MMAs run (before the stage is released).
+        const float sa0 = s_ascale[s][r_tile], sa1 = s_ascale[s][r_tile + 8];
+        const float sb_lo = s_bscale[s][sb_lo_at], sb_hi = kOneBlock ? sb_lo : s_bscale[s][sb_hi_at];
         wgmma_wait<0>();
         fence_operands(tmp);
         if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
