@@ -179,7 +179,7 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1 + 32);  // the TMA thread's expect_tx arrival and the scale warp's 32
-      mbar_init(&empty_bar[s], kConsumers);
+      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp, once it has read the stage's scales
     }
     fence_barrier_init();
   }
@@ -209,7 +209,7 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
         for (int i = 0; i < k_tiles; ++i, ++use) {
           const int s = use % kStages, kb = kb0 + i;
           if (use >= kStages) mbar_wait(&empty_bar[s], ((use / kStages) - 1) & 1);
-#pragma unroll
+#pragma unroll 1  // unrolled, the loop spills under the producer's 40 registers (m128n192)
           for (int r = lane; r < kBlockM; r += 32) {
             const int row = bm0 + r;
             const bool valid = row < g.m;  // rows past M: 0 (never stored)
@@ -258,7 +258,9 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
         const float sb_lo = s_bscale[s][sb_lo_at], sb_hi = kOneBlock ? sb_lo : s_bscale[s][sb_hi_at];
         wgmma_wait<0>();
         fence_operands(tmp);
-        if (tid % 128 == 0) mbar_arrive(&empty_bar[s]);  // the stage is read: the producer may refill it
+        // The stage is read (its operands by the MMAs, its scales by each warp): the producer may refill it.
+        __syncwarp();
+        if (lane == 0) mbar_arrive(&empty_bar[s]);
         const float s0_lo = sa0 * sb_lo, s1_lo = sa1 * sb_lo, s0_hi = sa0 * sb_hi, s1_hi = sa1 * sb_hi;
         if constexpr (kWarpN == 192) {
           if (jb == 8) fp8_promote<kWarpN, 8>(acc, tmp, s0_lo, s1_lo, s0_hi, s1_hi);
