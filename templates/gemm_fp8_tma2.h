@@ -11,6 +11,10 @@
 //    memory (the stages, free once the last K block is consumed) and leaves in coalesced 16-byte row stores.
 // Session 24 added two consumer warpgroups of 96 columns (m64n192 and m128n96 tiles): at a few hundred rows they
 // wait less on their own MMAs than one 192 wide (ncu: WARPGROUP.DEPBAR, docs/bench/2026-12-03-s23/call2).
+// Session 33 moved the scales out of the consumers' K loop: the producer's second warp copies each stage's a_scale
+// rows and b_scale blocks to shared memory (cp.async, arriving on the stage's full barrier). Loaded by every consumer
+// thread from global memory (AITER's [M, K / 128] layout puts a warp's rows 192 bytes apart at K 6144), they cost
+// 17-25% of the loop (session 32's ablation: a 128 x 128 K block in 436 ns without them, 567 with).
 // NOTE: a header of its own, so that gemm_fp8_blockscale_tma's code keys (and the tuning verdicts stored against
 // them) stay. Device-only; no std::.
 #pragma once
