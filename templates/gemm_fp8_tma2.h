@@ -15,6 +15,8 @@
 // rows and b_scale blocks to shared memory (cp.async, arriving on the stage's full barrier). Loaded by every consumer
 // thread from global memory (AITER's [M, K / 128] layout puts a warp's rows 192 bytes apart at K 6144), they cost
 // 17-25% of the loop (session 32's ablation: a 128 x 128 K block in 436 ns without them, 567 with).
+// NOTE: session 11 did the same in gemm_fp8_blockscale_tma (`cb73dac`, reverted): a median 1.05x slower, up to 1.24x.
+// There all 128 producer threads copied scales, the TMA issuer among them; here one warp does, beside it.
 // NOTE: a header of its own, so that gemm_fp8_blockscale_tma's code keys (and the tuning verdicts stored against
 // them) stay. Device-only; no std::.
 #pragma once
@@ -82,11 +84,6 @@ __device__ __forceinline__ void partial_pair_load(const GemmArgs& g, const float
   }
 }
 
-/// A 4-byte cp.async (through L1: a row's scales for 8 K blocks share a sector); src-size 0 zero-fills.
-__device__ __forceinline__ void scale_copy(float* smem, const float* gmem, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(valid ? 4 : 0)
-               : "memory");
-}
 /// Arrives on `bar` once this thread's cp.asyncs so far have landed (the barrier's count includes the arrival).
 __device__ __forceinline__ void scale_copies_arrive(u64* bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(smem_addr(bar)) : "memory");
@@ -217,10 +214,10 @@ gemm_fp8_blockscale_tma2(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
           for (int r = lane; r < kBlockM; r += 32) {
             const int row = bm0 + r;
             const bool valid = row < g.m;  // rows past M: 0 (never stored)
-            scale_copy(&s_ascale[s][r], p.a_scale + (valid ? static_cast<Index>(row) * p.scale_k + kb : 0), valid);
+            copy_async<4>(&s_ascale[s][r], p.a_scale + (valid ? static_cast<Index>(row) * p.scale_k + kb : 0), valid);
           }
           if (lane < kScaleBlocksN)
-            scale_copy(&s_bscale[s][lane], p.b_scale + imin(nb_first + lane, nb_last) * p.scale_k + kb, true);
+            copy_async<4>(&s_bscale[s][lane], p.b_scale + imin(nb_first + lane, nb_last) * p.scale_k + kb, true);
           scale_copies_arrive(&full_bar[s]);
         }
       }
