@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "kernels/gemm_fp8/gemm_fp8.h"
 #include "tuner/error.h"
@@ -271,6 +274,26 @@ TEST(GemmFp8Config, IndexBoundsPickTheWideInstance) {
   auto c1 = c;
   c1.split_k = 1;
   EXPECT_EQ(gemm_fp8::kernels(c1, 32)[0].name_expression, k32[0].name_expression);
+}
+
+TEST(GemmFp8Reference, OperandsDoNotDependOnTheThreadCount) {
+#ifdef _OPENMP
+  // The groups are quantized in parallel: one thread and several must draw the same codes and scales.
+  const gemm_fp8::Problem p{37, 520, 400, Fp8::kE4m3fn};  // ragged N and K blocks
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const auto one = gemm_fp8::random_operands(p, 5);
+  omp_set_num_threads(4);
+  const auto four = gemm_fp8::random_operands(p, 5);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(one.a, four.a);
+  EXPECT_EQ(one.b, four.b);
+  EXPECT_EQ(one.a_scale, four.a_scale);
+  EXPECT_EQ(one.b_scale, four.b_scale);
+  EXPECT_NE(one.b, gemm_fp8::random_operands(p, 6).b);
+#else
+  GTEST_SKIP() << "built without OpenMP";
+#endif
 }
 
 TEST(GemmFp8Reference, OperandsAreBlockQuantizedNeverZeroAndMixedInSign) {
