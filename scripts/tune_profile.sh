@@ -5,7 +5,7 @@
 # the log and the exported tables (a tar of the export folder, tables and certificates). Copy the returned
 # <name>.db.gz over runs/<name>.db.gz, commit it, and call again until the log ends with rc=0. A database
 # left in build/ by the previous call on a still-warm machine is taken first.
-#   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540, TUNE_ARGS, e.g.
+#   usage: bash scripts/tune_profile.sh [PROFILE] [NAME]    (env: BIN=.carry, OUT, BUDGET_S=540, NEW_GPU=1, TUNE_ARGS, e.g.
 #          "--families fused_moe" to tune one family's keys first; the export still writes every table, so the rc
 #          stays 1 until the other families' rows are covered on this build's code too)
 set -uo pipefail
@@ -18,6 +18,17 @@ budget=${BUDGET_S:-540}
 mkdir -p "$out" build
 db=build/$name.db
 if [ ! -f "$db" ] && [ -f "runs/$name.db.gz" ]; then gunzip -c "runs/$name.db.gz" > "$db"; fi
+# A resumed database holds one GPU's rows; on another GPU (the device tool may lend an H100 for an H200) the tune
+# would start every row again, as that GPU's. Refused unless NEW_GPU=1.
+here=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+if [ -f "$db" ] && [ -n "$here" ] && [ "${NEW_GPU:-0}" != 1 ]; then
+  known=$(python3 -c "import sqlite3, sys; print('|'.join(r[0] for r in sqlite3.connect(sys.argv[1]).execute('SELECT DISTINCT name FROM devices')))" "$db")
+  if [ -n "$known" ] && [[ "|$known|" != *"|$here|"* ]]; then
+    echo "tune_profile: $db holds rows of $known, and this GPU is $here: not tuned (NEW_GPU=1 tunes it from the start)" \
+      | tee "$out/$name.tune.log" >&2
+    exit 3
+  fi
+fi
 start=$(date +%s)
 # shellcheck disable=SC2086  # TUNE_ARGS is a list of flags
 timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-dir "build/$name" --no-progress ${TUNE_ARGS:-} \
