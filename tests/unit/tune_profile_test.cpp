@@ -108,6 +108,25 @@ std::set<std::int64_t> row_ms(const PlanKey& k) {
   return out;
 }
 
+/// A small deployment for the export tests: sm_90a, 132 CUs, M up to 40, the envelope's quantization `q`.
+profile::Matrix small_matrix(profile::Quant q) {
+  profile::Matrix m;
+  m.envelope.gfx = "sm_90a";
+  m.envelope.cu_num = 132;
+  m.envelope.quant = q;
+  m.envelope.max_num_batched_tokens = 40;
+  return m;
+}
+
+/// A GEMM key of small_matrix: N x K in `q`, M 1..40 in the buckets of `rule`.
+profile::Entry<profile::GemmKey> small_gemm(std::int64_t n, std::int64_t k, profile::Quant q, profile::RuleKind rule) {
+  profile::Entry<profile::GemmKey> e;
+  e.key = {n, k, q, {"layer"}};
+  e.domain = {1, 40};
+  e.rule = rule;
+  e.buckets = profile::LookupRule::make(e.rule, n, 40).buckets(e.domain);
+  return e;
+}
 }  // namespace
 
 TEST(TunePlan, GlmFiveOnH200ExpandsToFamiliesRowsAndAnchors) {
@@ -258,20 +277,9 @@ TEST(FusedMoeFamily, AdapterOptsEveryPipelineModuleInToItsSharedMemory) {
 
 TEST(ExportPlan, ASyntheticStoreExportsAllFourFormatsWithCertificatesAndNoGaps) {
   // A small deployment: one bf16 and one FP8 GEMM key and one FP8 fused-MoE key, M up to 40.
-  profile::Matrix m;
-  m.envelope.gfx = "sm_90a";
-  m.envelope.cu_num = 132;
-  m.envelope.quant = profile::Quant::kFp8Block128;
-  m.envelope.max_num_batched_tokens = 40;
-  auto gemm_entry = [](std::int64_t n, std::int64_t k, profile::Quant q) {
-    profile::Entry<profile::GemmKey> e;
-    e.key = {n, k, q, {"layer"}};
-    e.domain = {1, 40};
-    e.rule = profile::RuleKind::kAiterGemm;
-    e.buckets = profile::LookupRule::make(e.rule, n, 40).buckets(e.domain);
-    return e;
-  };
-  m.gemm = {gemm_entry(256, 512, profile::Quant::kBf16), gemm_entry(512, 256, profile::Quant::kFp8Block128)};
+  profile::Matrix m = small_matrix(profile::Quant::kFp8Block128);
+  m.gemm = {small_gemm(256, 512, profile::Quant::kBf16, profile::RuleKind::kAiterGemm),
+            small_gemm(512, 256, profile::Quant::kFp8Block128, profile::RuleKind::kAiterGemm)};
   profile::Entry<profile::FmoeKey> f;
   f.key = {256, 128, 8, 2, "ActivationType.Silu", "torch.bfloat16", "torch.float8_e4m3fn", "torch.float8_e4m3fn",
            "QuantType.per_1x128", 1, 0};
@@ -420,17 +428,8 @@ TEST(ExportPlan, ARowThatWouldServeMsBeyondItsCoverageIsLeftOutAndNamed) {
 #if !defined(TUNETAB_PLATFORM_NVIDIA)
   GTEST_SKIP() << "this build cannot compute the H200's code keys, so its export leaves every such row out";
 #endif
-  profile::Matrix m;
-  m.envelope.gfx = "sm_90a";
-  m.envelope.cu_num = 132;
-  m.envelope.quant = profile::Quant::kBf16;
-  m.envelope.max_num_batched_tokens = 40;
-  profile::Entry<profile::GemmKey> e;
-  e.key = {256, 512, profile::Quant::kBf16, {"layer"}};
-  e.domain = {1, 40};
-  e.rule = profile::RuleKind::kVllmNearest;
-  e.buckets = profile::LookupRule::make(e.rule, 256, 40).buckets(e.domain);
-  m.gemm = {e};
+  profile::Matrix m = small_matrix(profile::Quant::kBf16);
+  m.gemm = {small_gemm(256, 512, profile::Quant::kBf16, profile::RuleKind::kVllmNearest)};
   const TunePlan plan = make_tune_plan(m);
   ASSERT_EQ(plan.keys.size(), 1u);
   const PlanKey& key = plan.keys[0];
