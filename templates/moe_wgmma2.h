@@ -315,10 +315,15 @@ __device__ __forceinline__ MoeTile moe_tile(int t, int n_tiles, int rows_w, int 
 // and stage 1 from 301 to 257 us, but an expert's blocks then drifted apart on W (64- and 32-token tiles: stage 2
 // 1.1-1.3x slower, W read again). Runs keep an expert's blocks together on each W tile.
 // No defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kStage, int kTokens, int kBlockM, int kRowsW, int kStages, typename Index>
+// A consumer warpgroup multiplies kHalves halves of W of kRowsW rows each: in stage 1 gate and up (n rows apart), in
+// stage 2 one half, or two adjacent ones (a tile of 2 x kRowsW rows of W2), as stage 1's registers.
+// NOTE: two stage-2 halves since session 36: at M=336 the 96-token tile's stage 2 took 150 us for 410 MB of W2, and 128
+// rows of W2 a tile read each token tile from L2 once per 128 output columns; four warpgroups' 96-token fragments would
+// not fit their registers.
+template <int kStage, int kTokens, int kBlockM, int kRowsW, int kHalves, int kStages, typename Index>
 __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 + 128)
     moe_stage_wgmma2(const TT_GRID_CONSTANT MoeStageTma2Args args) {
-  constexpr int kHalves = kStage == 1 ? 2 : 1;
+  constexpr int kTileRows = kStage == 1 ? kRowsW : kHalves * kRowsW;  // a tile's rows of the output
   constexpr int kRowGroups = kRowsW / 64;                       // consumer warpgroups along W
   constexpr int kConsumers = kRowGroups * (kTokens / kBlockM);  // ... times the token groups
   constexpr int kThreads = kConsumers * 128 + 128;
@@ -326,7 +331,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   constexpr int kWBytes = kHalves * kRowsW * kBlockK;  // e4m3 rows of 128 bytes
   constexpr int kStageBytes = kWBytes + kTokens * kBlockK;
   using Regs = MoeWgmma2Regs<kConsumers, kHalves, kBlockM>;
-  static_assert(kStage == 1 || kStage == 2, "stage 1 or 2");
+  static_assert((kStage == 1 && kHalves == 2) || (kStage == 2 && (kHalves == 1 || kHalves == 2)),
+                "stage 1 (gate and up) or 2 (one or two halves of W2)");
   static_assert(kRowsW % 64 == 0 && kRowsW <= 256 && kBlockM % 32 == 0 && kBlockM <= 128 && kStages >= 2,
                 "moe wgmma2: 64 rows of W per consumer warpgroup, one TMA box per half, an MMA width of 32..128");
   static_assert((kTokens == kBlockM || kTokens == 2 * kBlockM) && kTokens <= 128 && kThreads <= 1024,
@@ -335,7 +341,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const MoeStageArgs& p = args.p;
   const int tid = static_cast<int>(thread_x());
   const int blocks = *p.num_padded / kTokens;  // the align kernel pads every expert to kTokens
-  const int n_tiles = p.n / kRowsW;            // the host's constraint: kRowsW divides n
+  const int n_tiles = p.n / kTileRows;         // the host's constraint: kTileRows divides n
   const int tiles = blocks * n_tiles;
   // Every tile costs about the same (its whole K), so a last round of tiles % grid CTAs costs a whole round: at most
   // half full, its tiles run as two halves of K each (moe_unit) on twice the CTAs, the second half to finish adding
@@ -348,7 +354,8 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   // A run's token rows stay in L2 (8 MiB of them) while its rows of W go by.
   const int group = (8 << 20) / (kTokens * p.k) > 1 ? (8 << 20) / (kTokens * p.k) : 1;
   const int k_tiles = p.k / kBlockK;           // split-K 1; k is a positive multiple of 128 (the host's constraints)
-  const int w_rows = kHalves * p.n;
+  const int w_rows = (kStage == 1 ? 2 : 1) * p.n;        // an expert's rows of W
+  const int half_stride = kStage == 1 ? p.n : kRowsW;     // rows from one half to the next
   const int kb_count = p.k / 128;
 #if TT_HAS_WGMMA
   extern __shared__ u32x4 tt_dynamic_smem[];
@@ -382,7 +389,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
       int it = 0;   // K blocks issued, counted across tiles
       for (int u = static_cast<int>(block_x()); u < units; u += grid) {
         const MoeUnit un = moe_unit(u, full, k_tiles);
-        const MoeTile tile = moe_tile(un.t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+        const MoeTile tile = moe_tile(un.t, n_tiles, kTileRows, blocks, group, p.expert_ids);
         const int block = tile.block, n0 = tile.n0;
         const int expert = p.expert_ids[block];
         for (int i = un.k0; i < un.k1; ++i, ++it) {
@@ -392,7 +399,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
           mbar_arrive_expect_tx(&full_bar[s], kWBytes + kTokens * 128 + kTokens * 4);
 #pragma unroll
           for (int h = 0; h < kHalves; ++h)
-            tma_load_2d(sw + h * kRowsW * 128, &args.w, i * kBlockK, expert * w_rows + h * p.n + n0, &full_bar[s]);
+            tma_load_2d(sw + h * kRowsW * 128, &args.w, i * kBlockK, expert * w_rows + h * half_stride + n0, &full_bar[s]);
           tma_load_2d(sw + kWBytes, &args.a, i * kBlockK, block * kTokens, &full_bar[s]);
           bulk_load(s_token_scale[s], p.a_scale + static_cast<Index>(i) * args.scale_ld + block * kTokens, kTokens * 4, &full_bar[s]);
         }
@@ -400,7 +407,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     } else if (pt >= 32) {  // warps 1-3: each tile's slots and top-k weights, into a buffer the consumers have freed
       int local = 0;
       for (int u = static_cast<int>(block_x()); u < units; u += grid, ++local) {
-        const int block = moe_tile(moe_unit(u, full, k_tiles).t, n_tiles, kRowsW, blocks, group, p.expert_ids).block, b = local & 1;
+        const int block = moe_tile(moe_unit(u, full, k_tiles).t, n_tiles, kTileRows, blocks, group, p.expert_ids).block, b = local & 1;
         if (local >= 2) mbar_wait(&meta_empty[b], ((local >> 1) - 1) & 1);
         for (int r = pt - 32; r < kTokens; r += 96) {
           const int slot = p.sorted_ids[block * kTokens + r];
@@ -425,7 +432,7 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
     int it = 0, local = 0;
     for (int u = static_cast<int>(block_x()); u < units; u += grid, ++local) {
       const MoeUnit un = moe_unit(u, full, k_tiles);
-      const MoeTile tile = moe_tile(un.t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+      const MoeTile tile = moe_tile(un.t, n_tiles, kTileRows, blocks, group, p.expert_ids);
       const int block = tile.block, n0 = tile.n0, b = local & 1;
       const int expert = p.expert_ids[block];
 #pragma unroll
@@ -434,9 +441,9 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
         for (int j = 0; j < kBlockM / 2; ++j) acc[h][j] = 0.f;
       // The warpgroup's 64 rows of each half lie in one 128-row scale block (n0 is a multiple of 64). Each K block's
       // W scales are loaded a K block ahead: the promotion waited on their L2 round trip.
-      // Half h's scales lie h x (n / 128) scale rows after half 0's.
+      // Half h's scales lie h x (half_stride / 128) scale rows after half 0's.
       const float* const w_scale_row = p.w_scale + (static_cast<Index>(expert) * (w_rows / 128) + (n0 + wr * 64) / 128) * kb_count;
-      const int half_scales = (p.n / 128) * kb_count;
+      const int half_scales = (half_stride / 128) * kb_count;
       float w_next[kHalves];
 #pragma unroll
       for (int h = 0; h < kHalves; ++h) w_next[h] = w_scale_row[h * half_scales + un.k0];
@@ -496,7 +503,10 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
             static_cast<u16*>(p.out)[static_cast<Index>(block * kTokens + col) * p.n + ocol] =
                 f32_to_bf16(silu(acc[0][j * 4 + e]) * acc[kHalves - 1][j * 4 + e]);
           } else {
-            static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol] = f32_to_bf16(s_weight[b][col] * acc[0][j * 4 + e]);
+#pragma unroll
+            for (int h = 0; h < kHalves; ++h)
+              static_cast<u16*>(p.out)[static_cast<Index>(slot) * p.n + ocol + h * kRowsW] =
+                  f32_to_bf16(s_weight[b][col] * acc[h][j * 4 + e]);
           }
         }
       __syncwarp();
@@ -509,16 +519,16 @@ __global__ void TT_MOE_WGMMA2_BOUNDS((kRowsW / 64) * (kTokens / kBlockM) * 128 +
   const u8* const w_base = static_cast<const u8*>(p.w);
   const u8* const a_base = static_cast<const u8*>(p.a);
   for (int t = static_cast<int>(block_x()); t < tiles; t += moe_grid_x()) {
-    const MoeTile tile = moe_tile(t, n_tiles, kRowsW, blocks, group, p.expert_ids);
+    const MoeTile tile = moe_tile(t, n_tiles, kTileRows, blocks, group, p.expert_ids);
     const int block = tile.block, n0 = tile.n0;
     const int expert = p.expert_ids[block];
-    for (int e = tid; e < kRowsW * kTokens; e += kThreads) {
+    for (int e = tid; e < kTileRows * kTokens; e += kThreads) {
       const int r = e / kTokens, c = e % kTokens;
       const int slot = p.sorted_ids[block * kTokens + c], ocol = n0 + r;
       if (slot >= p.rows) continue;
       const int ar = block * kTokens + c;  // the input's sorted row (moe_quant_sorted)
       float acc[2] = {0.f, 0.f};
-      for (int h = 0; h < kHalves; ++h) {
+      for (int h = 0; h < (kStage == 1 ? 2 : 1); ++h) {  // gate and up, or the one row of W2
         const Index wrow = static_cast<Index>(expert) * w_rows + h * p.n + ocol;
         for (int k = 0; k < p.k; ++k) {
           const float w = e4m3_to_f32<false>(w_base[wrow * p.k + k]) *

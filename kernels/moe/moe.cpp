@@ -78,12 +78,11 @@ std::int64_t Problem::min_bytes() const { return weight_bytes() + 2 * m * model_
 
 int Config::shared_bytes(int stage) const {
   const int ea = fp8(quant) ? 1 : 2, eb = ea;
-  const int bn = stage == 1 ? block_n1 : block_n2;
-  const int halves = stage == 1 ? 2 : 1;
+  const int w_rows = w_halves(stage) * half_rows(stage);  // a tile's rows of W: both halves
   if (math == Math::kFused) return stage == 1 ? stages * (2 * block_n1 + warp_m) * 128 + warp_m * 128 + 1024 : 0;
-  if (math == Math::kWgmma) return stages * (halves * bn + ea * warp_m) * 128 + 1024;
-  if (math == Math::kWgmma2) return stages * (halves * bn + ea * block_m) * 128 + 1024;  // a tile's block_m tokens
-  return stages * (block_m * (block_k * ea + 16) + halves * bn * (block_k * eb + 16));
+  if (math == Math::kWgmma) return stages * (w_rows + ea * warp_m) * 128 + 1024;
+  if (math == Math::kWgmma2) return stages * (w_rows + ea * block_m) * 128 + 1024;  // a tile's block_m tokens
+  return stages * (block_m * (block_k * ea + 16) + w_rows * (block_k * eb + 16));
 }
 
 std::string Config::name() const {
@@ -160,8 +159,10 @@ constexpr int kWgmmaStages[] = {3, 4, 6};
 // NOTE: 96 tokens with 64-row stage-1 CTAs (n1 64) lost 1.3x at M 304..512 (session 16: halving a CTA's rows of W
 // doubles its token tile's L2 reads), and clusters of 2 sharing W by multicast lost at 512 and under skewed routing
 // (session 17); neither is in the space.
+// 96 tokens by 256 rows of W2 (n2 256): stage 2 in two 128-row halves a warpgroup (Config::w_halves), so that each
+// token tile is read from L2 once per 256 output columns.
 constexpr WgmmaTile kWgmma2Tiles[] = {
-  {  32, 32, 256, 128 }, {  64, 64, 128, 256 }, {  96, 96, 128,  64 }, {  96, 96, 128, 128 },
+  {  32, 32, 256, 128 }, {  64, 64, 128, 256 }, {  96, 96, 128,  64 }, {  96, 96, 128, 128 }, {  96, 96, 128, 256 },
 };
 constexpr int kWgmma2Stages[] = {3, 4};
 // wgmma2 with two token groups (block_m = 2 x warp_m): a consumer warpgroup per 64 rows of W and token group, so the
@@ -275,10 +276,10 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     if (p.inter_dim % c.block_n1 || p.model_dim % c.block_n2)
       return "wgmma: inter_dim and model_dim must be multiples of the CTA's rows of W";
     // A consumer thread holds, besides ~32 registers of addresses and indices, an accumulator and a K block's
-    // product per half (2 x block_m / 2 in stage 1, block_m / 2 in stage 2). wgmma2's producer warpgroup lowers its
+    // product per half (2 x block_m / 2 in stage 1, w_halves(2) x block_m / 2 in stage 2). wgmma2's producer warpgroup lowers its
     // allowance to 40 (setmaxnreg) where the consumers need more than an even share (tt::MoeWgmma2Regs).
     for (int stage : {1, 2}) {
-      const int need = (stage == 1 ? 2 : 1) * c.warp_m + 32;
+      const int need = c.w_halves(stage) * c.warp_m + 32;
       const int threads = c.threads(stage), consumers = threads / 128 - 1;
       if (threads > 1024)
         return "wgmma: stage " + std::to_string(stage) + " takes " + std::to_string(consumers) + " consumer warpgroups, " +
@@ -378,8 +379,8 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     if (c.math == Math::kWgmma2) {
       add("moe_wgmma2.h",
           "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.block_m) + ", " + std::to_string(c.warp_m) +
-              ", " + std::to_string(bn) +
-              ", " + std::to_string(c.stages) + ", " + index + ">",
+              ", " + std::to_string(c.half_rows(stage)) + ", " + std::to_string(c.w_halves(stage)) + ", " +
+              std::to_string(c.stages) + ", " + index + ">",
           "const tt::MoeStageTma2Args");
       continue;
     }

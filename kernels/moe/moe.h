@@ -94,11 +94,18 @@ struct Config {
   /// wgmma: CTAs per cluster along the sorted rows (block_m is the routing's padding, warp_m a CTA's rows).
   int cluster() const { return math == Math::kWgmma ? block_m / warp_m : 1; }
   int warps_n() const { return kWarps / warps_m(); }
+  /// Halves of W a stage's consumer warpgroup multiplies, half_rows(stage) rows each: in stage 1 two (gate and up);
+  /// in stage 2 one, or (wgmma2, 96-token groups and 256 rows of W2) two adjacent 128-row halves, as stage 1 does:
+  /// four warpgroups' 96-token fragments would not fit their registers.
+  int w_halves(int stage) const {
+    return stage == 1 || (math == Math::kWgmma2 && warp_m == 96 && block_n2 == 256) ? 2 : 1;
+  }
+  int half_rows(int stage) const { return stage == 1 ? block_n1 : block_n2 / w_halves(2); }
   /// Threads of a stage's CTA: four warps, or (wgmma) a warpgroup per 64 rows of W and the producer's.
   int threads(int stage = 1) const {
     if (math == Math::kFused) return 3 * 128;
     if (math == Math::kWgmma) return ((stage == 1 ? block_n1 : block_n2) / 64) * 128 + 128;
-    if (math == Math::kWgmma2) return ((stage == 1 ? block_n1 : block_n2) / 64) * (block_m / warp_m) * 128 + 128;
+    if (math == Math::kWgmma2) return (half_rows(stage) / 64) * (block_m / warp_m) * 128 + 128;
     return kWarps * 32;
   }
   /// Dynamic shared memory of a stage: kStages x (A tile + W tile(s)), rows padded by 16 bytes (wgmma:

@@ -414,7 +414,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   // A split tile's two partials: its consumer threads' fragments (kHalves x block_m / 2 each), at most
   // kSplitPartialFloats floats a half.
   const auto split_max = [&](int stage) {
-    const int rows_w = stage == 1 ? c.block_n1 : c.block_n2, halves = stage == 1 ? 2 : 1;
+    const int rows_w = c.half_rows(stage), halves = c.w_halves(stage);
     const std::int64_t floats = static_cast<std::int64_t>(halves) * (c.warp_m / 2) * (rows_w / 64) * (c.block_m / c.warp_m) * 128;
     return floats <= kSplitPartialFloats && partials_.get() != nullptr ? cu_count_ : 0;
   };
@@ -455,7 +455,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   if (tma) {
     t2.p = s2;
     t2.w = tensor_map_2d(w2_.get(), 1, p_.inter_dim, p_.experts * p_.model_dim, p_.inter_dim, 128,
-                         c.block_n2 / c.cluster());
+                         c.half_rows(2) / c.cluster());  // a box per half
   }
   if (sorted_inputs)
     u2 = Tma2Args{s2,       t2.w, tensor_map_2d(inter_q_.get(), 1, p_.inter_dim, padded, p_.inter_dim, 128, c.block_m), ld, split_max(2),

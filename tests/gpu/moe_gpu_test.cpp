@@ -124,13 +124,14 @@ const char* kFp8Configs[] = {
   "fp8_m64w32_n64x128_k128_s4_mma_sk4",  "fp8_m128w32_n32x64_k128_s3_mma_sk1",  "fp8_m16w16_n64x64_k128_s2_simt_sk1",
 };
 // sm_90a only: the TMA + wgmma stages (one to four consumer warpgroups, every MMA width, split-K, clusters of
-// 2 and 4 CTAs sharing W by multicast), and wgmma2's (its 96-token tiles with the producer's registers given up, the
-// 64-token tile the M=512 row exported, and two token groups sharing each W tile).
+// 2 and 4 CTAs sharing W by multicast), and wgmma2's (its 96-token tiles with the producer's registers given up, one
+// with stage 2 in two 128-row halves, the 64-token tile the M=512 row exported, and two token groups sharing each W tile).
 const char* kFp8WgmmaConfigs[] = {
   "fp8_m32w32_n128x128_k128_s4_wgmma_sk2", "fp8_m64w64_n64x64_k128_s6_wgmma_sk1", "fp8_m32w32_n256x256_k128_s3_wgmma_sk4",
   "fp8_m64w64_n128x128_k128_s4_wgmma_sk1", "fp8_m128w32_n256x256_k128_s3_wgmma_sk1", "fp8_m64w32_n128x128_k128_s4_wgmma_sk2",
   "fp8_m96w96_n128x128_k128_s4_wgmma2_sk1", "fp8_m32w32_n256x128_k128_s3_wgmma2_sk1", "fp8_m96w96_n128x64_k128_s3_wgmma2_sk1",
   "fp8_m64w64_n128x256_k128_s4_wgmma2_sk1", "fp8_m128w64_n64x128_k128_s4_wgmma2_sk1", "fp8_m64w32_n64x128_k128_s6_wgmma2_sk1",
+  "fp8_m96w96_n128x256_k128_s3_wgmma2_sk1",
 };
 // sm_90a only, decode only: the 1-stage variant (both GEMMs in one kernel), every pipeline depth.
 const char* kFp8FusedConfigs[] = {
@@ -186,7 +187,7 @@ TEST_F(MoeGpu, PipelineMatchesReferenceAcrossMRoutingAndDtype) {
         }
       }
     }
-  // 5 bf16 + 6 fp8 (+ 12 wgmma and wgmma2 on sm_90a) configs per (M, routing)
+  // 5 bf16 + 6 fp8 (+ 13 wgmma and wgmma2 on sm_90a) configs per (M, routing)
   EXPECT_EQ(checked, (5 + static_cast<int>(fp8_configs(facts_.arch).size())) * 5 * 2);
 }
 

@@ -281,8 +281,8 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_NE(why(glm(336), odd, sm90).find("warp_m"), std::string::npos);
   // wgmma2: the kernel of its own header (the wgmma kernels keep their code keys), no clusters, token tiles of 96
   // whose stage 1 needs 2 x 96 + 32 registers a consumer thread: more than 384 threads' even share (168), within
-  // what the producer's setmaxnreg to 40 leaves in the CTA's pool (232); 640 threads (a 256-row stage 2) would
-  // leave 112 for 128.
+  // what the producer's setmaxnreg to 40 leaves in the CTA's pool (232); 640 threads (a 256-row stage 1) would
+  // leave 104 for 224.
   const auto wide = moe::Config::from_name("fp8_m96w96_n128x128_k128_s4_wgmma2_sk1");
   EXPECT_EQ(wide.math, moe::Math::kWgmma2);
   EXPECT_EQ(wide.name(), "fp8_m96w96_n128x128_k128_s4_wgmma2_sk1");
@@ -293,8 +293,8 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_EQ(why(glm(336), wide, sm90), "");
   EXPECT_EQ(wide.shared_bytes(1), 4 * (2 * 128 + 96) * 128 + 1024);
   const auto kw = moe::kernels(wide, 32);
-  EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wgmma2<1, 96, 96, 128, 4, int>");
-  EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 96, 128, 4, int>");
+  EXPECT_EQ(kw[2].name_expression, "tt::moe_stage_wgmma2<1, 96, 96, 128, 2, 4, int>");
+  EXPECT_EQ(kw[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 96, 128, 1, 4, int>");
   EXPECT_EQ(kw[3].parameters, "const tt::MoeStageTma2Args");
   EXPECT_NE(kw[2].source.find("moe_wgmma2.h"), std::string::npos);
   // Its inputs quantized into sorted order (its producers copy tokens by TMA), by its own header's kernel.
@@ -309,9 +309,26 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_EQ(sorted_a->max_offset, moe::max_padded_rows(glm(336), 96) * 6144 - 1);
   EXPECT_EQ(moe::sorted_scale_ld(glm(336), 96) % 4, 0);
   EXPECT_GE(moe::sorted_scale_ld(glm(336), 96), moe::max_padded_rows(glm(336), 96));
-  auto wide256 = wide;
-  wide256.block_n2 = 256;
-  EXPECT_NE(why(glm(336), wide256, sm90).find("registers"), std::string::npos);
+  auto wide_n1 = wide;
+  wide_n1.block_n1 = 256;
+  EXPECT_NE(why(glm(336), wide_n1, sm90).find("registers"), std::string::npos);
+  // 256 rows of W2 with 96 tokens: two consumer warpgroups, each on two adjacent 128-row halves (stage 1's
+  // registers), one TMA box of 128 rows a half; the other tiles keep one half in stage 2.
+  const auto halves = moe::Config::from_name("fp8_m96w96_n128x256_k128_s4_wgmma2_sk1");
+  EXPECT_EQ(std::count(all.begin(), all.end(), halves), 1);
+  EXPECT_EQ(why(glm(336), halves, sm90), "");
+  EXPECT_EQ(halves.w_halves(2), 2);
+  EXPECT_EQ(halves.half_rows(2), 128);
+  EXPECT_EQ(halves.threads(2), 3 * 128);
+  EXPECT_EQ(halves.shared_bytes(2), 4 * (256 + 96) * 128 + 1024);
+  EXPECT_EQ(moe::kernels(halves, 32)[3].name_expression, "tt::moe_stage_wgmma2<2, 96, 96, 128, 2, 4, int>");
+  EXPECT_EQ(wide.w_halves(2), 1);
+  EXPECT_EQ(wide.half_rows(2), 128);
+  const auto narrow256 = moe::Config::from_name("fp8_m64w64_n128x256_k128_s4_wgmma2_sk1");
+  EXPECT_EQ(narrow256.w_halves(2), 1);
+  EXPECT_EQ(narrow256.threads(2), 4 * 128 + 128);
+  EXPECT_EQ(moe::kernels(narrow256, 32)[3].name_expression, "tt::moe_stage_wgmma2<2, 64, 64, 256, 1, 4, int>");
+  EXPECT_EQ(moe::Config::from_name("fp8_m64w64_n128x256_k128_s4_wgmma_sk1").w_halves(2), 1);
   auto wide6 = wide;
   wide6.stages = 6;
   EXPECT_NE(why(glm(336), wide6, sm90).find("shared memory"), std::string::npos);
@@ -327,7 +344,7 @@ TEST(MoeConfig, WgmmaStagesHaveTheirOwnShapeAndConstraints) {
   EXPECT_EQ(groups.threads(2), 4 * 128 + 128);
   EXPECT_EQ(groups.shared_bytes(1), 6 * (2 * 64 + 128) * 128 + 1024);
   EXPECT_EQ(groups.shared_bytes(2), 6 * (128 + 128) * 128 + 1024);
-  EXPECT_EQ(moe::kernels(groups, 64)[3].name_expression, "tt::moe_stage_wgmma2<2, 128, 64, 128, 6, long long>");
+  EXPECT_EQ(moe::kernels(groups, 64)[3].name_expression, "tt::moe_stage_wgmma2<2, 128, 64, 128, 1, 6, long long>");
   auto groups3 = groups;
   groups3.block_m = 192;
   EXPECT_NE(why(glm(336), groups3, sm90).find("two token groups"), std::string::npos);
