@@ -9,7 +9,9 @@
 #   CALL=2: merge: the fused-MoE key re-tuned on the branch (its wgmma2 verdicts are re-keyed), then the whole profile.
 #           keep: gpu_check's unit, MoE GPU tests, e2e tune and safety parts on main.
 #   CALL=3: merge: the tune resumed, then the MoE benchmark on its tables. keep: gpu_check's FP8, bf16, validation tests.
-#   usage: OUT=... CALL=1|2|3 bash docs/bench/2026-12-05-s37/call.sh   (env TOTAL_S=570)
+# The first call's verdict was "keep" (the 257..512 row), but the new tile beat main's m96w96_n128x128_s4 at every M
+# from 257 to 1024 (0.95x at 1024): merged, so the later calls ran the merge path with VERDICT=merge.
+#   usage: OUT=... CALL=1|2|3 bash docs/bench/2026-12-05-s37/call.sh   (env TOTAL_S=570, VERDICT)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 t0=$SECONDS
@@ -52,7 +54,7 @@ PY
   fi
   ;;
 2 | 3)
-  verdict=$(cat build/s37/verdict 2>/dev/null || echo none)
+  verdict=${VERDICT:-$(cat build/s37/verdict 2>/dev/null || echo none)}  # VERDICT=merge: on a fresh machine
   echo "verdict: $verdict"
   if [ "$verdict" = merge ]; then
     tune() {  # $1: label; the rest: tune_profile.sh's env
