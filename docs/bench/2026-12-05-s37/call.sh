@@ -56,7 +56,11 @@ PY
 2 | 3)
   verdict=${VERDICT:-$(cat build/s37/verdict 2>/dev/null || echo none)}  # VERDICT=merge: on a fresh machine
   echo "verdict: $verdict"
-  if [ "$verdict" = merge ]; then
+  if [ "$verdict" = merge ] && [[ $gpu != *H200* ]]; then
+    # The database holds the H200's rows (tune_profile.sh refuses another GPU): the A/B on this GPU instead.
+    OUT=$OUT TOTAL_S=$(($(left) - 10)) bash docs/bench/2026-12-05-s36/moe_halves_ab.sh > "$OUT/ab.out" 2>&1
+    tail -n 25 "$OUT/ab.out"
+  elif [ "$verdict" = merge ]; then
     tune() {  # $1: label; the rest: tune_profile.sh's env
       env BIN=.carry_h OUT="$OUT" "${@:2}" bash scripts/tune_profile.sh profiles/glm-5-fp8-ep8-h200.cfg glm5 > "$OUT/tune_$1.tail" 2>&1
       local rc=$?
