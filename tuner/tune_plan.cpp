@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <regex>
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm_fp8/gemm_fp8.h"
@@ -88,6 +89,24 @@ TunePlan TunePlan::only_families(const std::string& list, const std::string& opt
   out.skipped.clear();  // the plan's, reported with it
   std::erase_if(out.keys, [&](const PlanKey& k) { return !wanted.count(k.family); });
   if (out.keys.empty()) throw_input(option + " '" + list + "': the plan has no key of these families (" + summary() + ")");
+  return out;
+}
+
+TunePlan TunePlan::with_anchors_in(const std::string& range, const std::string& option) const {
+  static const std::regex re(R"((\d{1,9})-(\d{1,9}))");
+  std::smatch mt;
+  if (!std::regex_match(range, mt, re) || std::stoll(mt[1]) < 1 || std::stoll(mt[1]) > std::stoll(mt[2]))
+    throw_input(option + " '" + range + "': expected FIRST-LAST with 1 <= FIRST <= LAST, e.g. 257-352");
+  const std::int64_t first = std::stoll(mt[1]), last = std::stoll(mt[2]);
+  TunePlan out = *this;
+  bool any = false;
+  for (PlanKey& k : out.keys)
+    for (const auto& b : k.buckets)
+      if (b.m >= first && b.m <= last) {
+        k.anchors.insert(b.m);
+        any = true;
+      }
+  if (!any) throw_input(option + " '" + range + "': no row of the plan has M in that range (" + summary() + ")");
   return out;
 }
 

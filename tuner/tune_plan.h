@@ -40,6 +40,10 @@ struct TunePlan {
   /// The keys of the families in `list` ("gemm_fp8_blockscale,fused_moe"; "moe" for fused_moe), in plan order. Input
   /// error naming `option` for an unknown family, or when the plan has no key of them.
   TunePlan only_families(const std::string& list, const std::string& option) const;
+  /// The same plan with every row whose M lies in `range` ("FIRST-LAST", e.g. "257-352") an anchor too: it tries the
+  /// whole config space, and the rows between anchors draw from it. Input error naming `option` for a malformed range,
+  /// or one that holds no row of the plan.
+  TunePlan with_anchors_in(const std::string& range, const std::string& option) const;
 };
 
 /// The anchor rows among `rows`: the smallest, the largest, and the rows nearest 16, 256 and 1024 (ties to the

@@ -144,6 +144,9 @@ expect 2 "--rule/--m-max: not with --profile" -- "$tt" tune --db "$tmp/p.db" --p
 expect 2 "--export-dir: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --export-dir "$tmp/x"
 expect 2 "--families: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --families fused_moe
 expect 2 "--tier-keep: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --tier-keep 3
+expect 2 "--sweep-rows: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --sweep-rows 257-352
+expect 2 "--sweep-rows 'x-1': expected FIRST-LAST" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --sweep-rows x-1
+expect 2 "--sweep-rows: not with --full-sweep" -- "$tt" tune --db "$tmp/p.db" --profile "$glm5" --sweep-rows 257-352 --full-sweep
 expect 2 "--tp: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --tp 8
 expect 2 "--families 'fused_moe': the plan has no key of these families" -- "$tt" tune --db "$tmp/p.db" --profile "$src/profiles/llama-3.1-8b-bf16-tp1.cfg" --families fused_moe
 # export --profile: a deployment's tables from its tune's database alone; 2 on bad input, 1 when a row is left out.

@@ -260,6 +260,33 @@ TEST(TunePlan, OnlyFamiliesKeepsThoseKeysInPlanOrder) {
                                        "--families 'fused_moe': the plan has no key of these families");
 }
 
+TEST(TunePlan, SweepRowsMakesTheRowsInTheRangeAnchors) {
+  // `tune --profile --sweep-rows 257-352`: GLM-5's dense keys have fine rows every 32 Ms from 257 to 512, so 288, 320
+  // and 352 join each key's anchors; the fused-MoE key's rows are powers of two (512 lies outside), so it keeps its own.
+  const TunePlan plan = make_tune_plan(matrix_of("profiles/glm-5-fp8-ep8-h200.cfg"));
+  const TunePlan swept = plan.with_anchors_in("257-352", "--sweep-rows");
+  ASSERT_EQ(swept.keys.size(), plan.keys.size());
+  int fine_keys = 0;
+  for (std::size_t i = 0; i < plan.keys.size(); ++i) {
+    const PlanKey& before = plan.keys[i];
+    const PlanKey& after = swept.keys[i];
+    std::set<std::int64_t> expected = before.anchors;
+    for (const auto& b : before.buckets)
+      if (b.m >= 257 && b.m <= 352) expected.insert(b.m);
+    EXPECT_EQ(after.anchors, expected) << after.label;
+    EXPECT_EQ(after.problems.size(), before.problems.size()) << after.label;
+    if (after.anchors.count(288) && after.anchors.count(320) && after.anchors.count(352)) ++fine_keys;
+  }
+  EXPECT_GT(fine_keys, 0);
+  EXPECT_EQ(swept.keys.back().family, "fused_moe");
+  EXPECT_EQ(swept.keys.back().anchors, plan.keys.back().anchors);
+  tunetab::testing::expect_input_error([&] { plan.with_anchors_in("352-257", "--sweep-rows"); },
+                                       "--sweep-rows '352-257': expected FIRST-LAST with 1 <= FIRST <= LAST");
+  tunetab::testing::expect_input_error([&] { plan.with_anchors_in("300", "--sweep-rows"); }, "--sweep-rows '300': expected");
+  tunetab::testing::expect_input_error([&] { plan.with_anchors_in("5000-6000", "--sweep-rows"); },
+                                       "--sweep-rows '5000-6000': no row of the plan has M in that range");
+}
+
 TEST(FusedMoeFamily, AdapterOptsEveryPipelineModuleInToItsSharedMemory) {
   const FamilyOps& ops = family_ops("fused_moe");
   const std::string fp8 = "fp8_m16w16_n32x64_k128_s2_simt_sk2";

@@ -194,12 +194,17 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
   const TunePlan plan = make_tune_plan(matrix, vm.count("skip-unsupported") > 0);
   for (const auto& s : plan.skipped) std::printf("skipped (--skip-unsupported): %s\n", s.c_str());
   // --families: the keys tuned now; the export still writes (and audits) every table of the profile.
-  const TunePlan tuned = vm.count("families") ? plan.only_families(vm["families"].as<std::string>(), "--families") : plan;
+  TunePlan tuned = vm.count("families") ? plan.only_families(vm["families"].as<std::string>(), "--families") : plan;
   const bool tiered = !vm.count("full-sweep");
+  if (vm.count("sweep-rows")) {
+    if (!tiered) throw_input("--sweep-rows: not with --full-sweep (every row tries every config already)");
+    tuned = tuned.with_anchors_in(vm["sweep-rows"].as<std::string>(), "--sweep-rows");
+  }
   opt.tier_keep = vm["tier-keep"].as<std::size_t>();
   const std::string strategy =
-      tiered ? "tiered: every config at the anchor rows (the smallest, those nearest M=16 and M=256, the largest), elsewhere "
-               "the best " + std::to_string(opt.tier_keep) + " of the nearest anchors plus the configs they could not run"
+      tiered ? "tiered: every config at the anchor rows (the smallest, those nearest M=16 and M=256, the largest" +
+                   (vm.count("sweep-rows") ? ", those in M " + vm["sweep-rows"].as<std::string>() : std::string()) +
+                   "), elsewhere the best " + std::to_string(opt.tier_keep) + " of the nearest anchors plus the configs they could not run"
              : "full: every config at every row";
   std::printf("plan: %s\nsearch: %s\n", plan.summary().c_str(), strategy.c_str());
   if (tuned.keys.size() < plan.keys.size())
@@ -351,6 +356,9 @@ int cmd_tune(const Args& args, const std::string& command_line) {
        "with FILE.cert.json, then run the gap report on them (exit 1 on a gap)")
       ("tier-keep", po::value<std::size_t>()->default_value(8), "rows between anchors try this many of the nearest anchors' best")
       ("full-sweep", "every row tries every config (no tiers)")
+      ("sweep-rows", po::value<std::string>(),
+       "FIRST-LAST: the rows with M in that range try every config too (anchors), e.g. 257-352 for rows whose tiered "
+       "search may have missed a tile")
       ("no-skewed", "skip validating the fused-MoE rows' choices on skewed routing")
       ("skip-unsupported", "skip keys no family serves (e.g. fp8-per-token) with a message instead of failing")
       ("families", po::value<std::string>(),
