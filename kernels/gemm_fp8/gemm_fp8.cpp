@@ -128,9 +128,13 @@ constexpr int kTma2Stages[] = {4};
 // tma2 only: two consumer warpgroups of 96 columns, where one 192 wide waits on its own MMAs (ncu at 336 x 3072 x
 // 6144, session 23). On the H200 they were 6-10% faster than the exported rows at M 256-512 and 1.2-1.3x slower
 // at M >= 1024 (docs/performance.md, session 23).
+// 64 x 96 with one consumer (128 registers a thread, ~95 KB of shared memory): two CTAs an SM, for the M 256-336 shapes
+// whose tiles do not fill the SMs once (256 x 6144: 256 tiles; 336 x 4096: 258), where the tables stay 4-7% over
+// cuBLASLt (docs/performance.md, session 37). Compile-checked only: the next tune on a GPU judges it.
 constexpr Tile kTma2ExtraTiles[] = {
   {  64,     192,     64,    96 },
   { 128,      96,     64,    96 },
+  {  64,      96,     64,    96 },
 };
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).

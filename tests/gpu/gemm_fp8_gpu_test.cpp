@@ -89,10 +89,10 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m128n192k128_w64x192_s4_tma2_sk1",  "m64n192k128_w64x192_s6_tma2_sk1",  "m64n256k128_w64x128_s4_tma2_sk1",
     "m128n128k128_w64x64_s4_tma2_sk1",   "m64n64k128_w64x64_s6_tma2_sk2",    "m128n192k128_w64x192_s4_tma2_sk2",
     "m64n128k128_w64x128_s4_tma2_sk4",
-    // tma2 with two 96-column consumers: n0 % 128 of 0, 32, 64 or 96 (one block, or crossing after 4 or 8 fragment
-    // columns), in 192- and 96-wide tiles, and split-K
+    // tma2 with 96-column consumers: n0 % 128 of 0, 32, 64 or 96 (one block, or crossing after 4 or 8 fragment
+    // columns), two in 192- and 96-wide tiles, one in a 64 x 96 tile, and split-K
     "m64n192k128_w64x96_s4_tma2_sk1",    "m128n96k128_w64x96_s4_tma2_sk1",   "m128n96k128_w64x96_s4_tma2_sk2",
-    "m64n192k128_w64x96_s4_tma2_sk4",
+    "m64n192k128_w64x96_s4_tma2_sk4",    "m64n96k128_w64x96_s4_tma2_sk1",    "m64n96k128_w64x96_s4_tma2_p132_sk1",
     // persistent tma2 (its output tile in a buffer of its own, the stages running on across tiles)
     "m64n64k128_w64x64_s4_tma2_p132_sk1", "m128n128k128_w64x128_s4_tma2_p132_sk1", "m128n192k128_w64x192_s4_tma2_p132_sk1",
     "m128n96k128_w64x96_s4_tma2_p132_sk1",

@@ -217,13 +217,19 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_NE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma2_pers_split, h200).value_or("").find("split-K 1"), std::string::npos);
   auto tma2_wide = gemm_fp8::Config::from_name("m64n256k128_w64x256_s4_tma2_sk1");
   EXPECT_NE(gemm_fp8::why_unsupported(p, tma2_wide, sm90).value_or("").find("warp_n"), std::string::npos);
-  // tma2 alone has warp_n 96 (two consumers of 96 columns, its own wgmma wrapper): m64n192 and m128n96, splits
-  // 1, 2, 4 and persistent; tma's header has no 96-wide MMA, so the name is refused there.
+  // tma2 alone has warp_n 96 (its own wgmma wrapper): m64n192 and m128n96 with two consumers of 96 columns, m64n96
+  // with one, splits 1, 2, 4 and persistent; tma's header has no 96-wide MMA, so the name is refused there.
   const auto w96 = gemm_fp8::Config::from_name("m128n96k128_w64x96_s4_tma2_sk2");
   EXPECT_EQ(w96.threads(), 3 * 128);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, w96, h200));
   EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, true, 0, int>");
-  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 8);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 12);
+  // 64 x 96: one consumer at 128 registers a thread, two CTAs an SM by registers and shared memory.
+  const auto w96_one = gemm_fp8::Config::from_name("m64n96k128_w64x96_s4_tma2_sk1");
+  EXPECT_EQ(w96_one.threads(), 2 * 128);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({256, 6144, 2048}, w96_one, h200));
+  EXPECT_LE(2 * w96_one.shared_bytes(), 227 * 1024);
+  EXPECT_EQ(gemm_fp8::kernels(w96_one, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<64, 96, 96, 4, false, 0, int>");
   EXPECT_EQ(std::count_if(space.begin(), space.end(),
                           [](const auto& c) { return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2; }), 0);
   auto tma_w96 = w96;
