@@ -210,6 +210,8 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
   if (tuned.keys.size() < plan.keys.size())
     std::printf("--families: %zu of the plan's %zu keys are tuned (%s); an export covers all of them\n", tuned.keys.size(),
                 plan.keys.size(), tuned.summary().c_str());
+  if (vm.count("sweep-rows"))
+    std::printf("--sweep-rows %s: %s\n", vm["sweep-rows"].as<std::string>().c_str(), tuned.summary().c_str());
   std::fflush(stdout);
   if (vm.count("export-dir") && !opt.coverage) throw_input("--export-dir needs coverage validation: drop --no-coverage");
   db::Store store(vm["db"].as<std::string>());
