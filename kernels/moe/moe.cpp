@@ -377,6 +377,9 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     }
     const int bn = stage == 1 ? c.block_n1 : c.block_n2;
     if (c.math == Math::kWgmma2) {
+      // NOTE: the kernel steps its two stage-2 halves' W scales by half_rows / 128 rows: whole 128-row blocks only.
+      TUNETAB_ASSERT(c.w_halves(stage) == 1 || stage == 1 || c.half_rows(stage) % 128 == 0,
+                     "wgmma2: stage-2 halves of whole 128-row scale blocks (" + c.name() + ")");
       add("moe_wgmma2.h",
           "tt::moe_stage_wgmma2<" + std::to_string(stage) + ", " + std::to_string(c.block_m) + ", " + std::to_string(c.warp_m) +
               ", " + std::to_string(c.half_rows(stage)) + ", " + std::to_string(c.w_halves(stage)) + ", " +
