@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
-#include <regex>
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm_fp8/gemm_fp8.h"
@@ -93,11 +92,9 @@ TunePlan TunePlan::only_families(const std::string& list, const std::string& opt
 }
 
 TunePlan TunePlan::with_anchors_in(const std::string& range, const std::string& option) const {
-  static const std::regex re(R"((\d{1,9})-(\d{1,9}))");
-  std::smatch mt;
-  if (!std::regex_match(range, mt, re) || std::stoll(mt[1]) < 1 || std::stoll(mt[1]) > std::stoll(mt[2]))
+  const auto [first, last] = profile::parse_m_range(range, option, "257-352");
+  if (first < 1 || first > last)
     throw_input(option + " '" + range + "': expected FIRST-LAST with 1 <= FIRST <= LAST, e.g. 257-352");
-  const std::int64_t first = std::stoll(mt[1]), last = std::stoll(mt[2]);
   TunePlan out = *this;
   bool any = false;
   for (PlanKey& k : out.keys)

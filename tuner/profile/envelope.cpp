@@ -114,14 +114,7 @@ Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool n
   env.quant = quant_from_string(vm["quant"].as<std::string>());
   env.gfx = vm["gfx"].as<std::string>();
   env.cu_num = vm["cu-num"].as<int>();
-  if (vm.count("gemm-fine-rows")) {
-    const std::string v = vm["gemm-fine-rows"].as<std::string>();
-    static const std::regex range(R"((\d{1,9})-(\d{1,9}))");
-    std::smatch mt;
-    if (!std::regex_match(v, mt, range))
-      throw_input("--gemm-fine-rows '" + v + "': expected FIRST-LAST, e.g. 257-512");
-    env.gemm_fine_rows = {std::stoll(mt[1]), std::stoll(mt[2])};
-  }
+  if (vm.count("gemm-fine-rows")) env.gemm_fine_rows = parse_m_range(vm["gemm-fine-rows"].as<std::string>(), "--gemm-fine-rows", "257-512");
   if (need_model && env.hf_config.empty())
     throw_input("--hf-config: no model config.json given (a flag or the profile's hf-config)");
   env.validate();

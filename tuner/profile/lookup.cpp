@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <regex>
 
 #include "tuner/error.h"
 #include "tuner/names.h"
@@ -77,6 +78,13 @@ std::vector<std::int64_t> vllm_default_keys(std::int64_t max_m) {
 }
 
 LookupRule LookupRule::aiter_fmoe() { return LookupRule(RuleKind::kAiterFmoe); }
+
+MDomain parse_m_range(const std::string& v, const std::string& option, const std::string& example) {
+  static const std::regex range(R"((\d{1,9})-(\d{1,9}))");
+  std::smatch mt;
+  if (!std::regex_match(v, mt, range)) throw_input(option + " '" + v + "': expected FIRST-LAST, e.g. " + example);
+  return {std::stoll(mt[1]), std::stoll(mt[2])};
+}
 
 void validate_fine_rows(MDomain fine, const std::string& what) {
   const auto pow2 = [](std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; };

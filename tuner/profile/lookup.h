@@ -40,6 +40,10 @@ std::int64_t aiter_fmoe_padded_m(std::int64_t m);
 /// 16/32/64/128 up to 256/1024/4096/beyond) or 1 (coarse: 8192 when m > 8192 and n > 4096, else next_pow2).
 std::int64_t aiter_gemm_padded_m(std::int64_t m, std::int64_t n, int granularity);
 
+/// "FIRST-LAST" (e.g. "257-512") as an M range; input error "OPTION 'V': expected FIRST-LAST, e.g. EXAMPLE" otherwise.
+/// The order of the two is the caller's to check.
+MDomain parse_m_range(const std::string& v, const std::string& option, const std::string& example);
+
 /// Input error (naming `what`) unless `fine` is a range AITER GEMM rows can hold at the fine padding beside the
 /// coarse (power-of-two) rows: first - 1 and last powers of two, 16 < first <= last <= 4096.
 void validate_fine_rows(MDomain fine, const std::string& what);
