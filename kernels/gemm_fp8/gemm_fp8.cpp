@@ -18,7 +18,7 @@ const std::pair<Fp8, const char*> kFp8Torch[] = {{Fp8::kE4m3fn, "torch.float8_e4
                                                  {Fp8::kE4m3fnuz, "torch.float8_e4m3fnuz"}};
 const std::pair<Math, const char*> kMathNames[] = {
   {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kTma, "tma"},
-  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}};
+  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}, {Math::kTma3, "tma3"}};
 // clang-format on
 }  // namespace
 
@@ -59,7 +59,7 @@ Config Config::from_name(const std::string& name) {
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|skinny[_p<CTAS>]_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|tma3|skinny[_p<CTAS>]_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -136,6 +136,18 @@ constexpr Tile kTma2ExtraTiles[] = {
   { 128,      96,     64,    96 },
   {  64,      96,     64,    96 },
 };
+// tma3: tma2's tiles of warp_n 64, 96 and 128 (its two promotion fragments do not fit 192 wide), split-K 1, with
+// each consumer's promotion overlapped with its own next MMAs (templates/gemm_fp8_tma3.h).
+constexpr Tile kTma3Tiles[] = {
+  {  64,      64,     64,    64 },
+  {  64,      96,     64,    96 },
+  {  64,     128,     64,   128 },
+  {  64,     192,     64,    96 },
+  {  64,     256,     64,   128 },
+  { 128,      64,     64,    64 },
+  { 128,      96,     64,    96 },
+  { 128,     128,     64,   128 },
+};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -184,6 +196,14 @@ std::vector<Config> enumerate() {
           out.back().persistent = ctas;
         }
       }
+  for (const Tile& t : kTma3Tiles)
+    for (int s : kTma2Stages) {
+      add(t, 128, s, Math::kTma3, 1);
+      for (int ctas : kTmaPersistentCtas) {
+        add(t, 128, s, Math::kTma3, 1);
+        out.back().persistent = ctas;
+      }
+    }
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -213,6 +233,9 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (tma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
   if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128 && c.warp_n != 192)
     return "tma2: warp_n 64, 96, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
+  if (c.math == Math::kTma3 && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128)
+    return "tma3: warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
+  if (c.math == Math::kTma3 && c.split_k != 1) return "tma3: split-K 1 only";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
   if (c.persistent > 0) {
     if (!tma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
@@ -225,9 +248,9 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
              std::to_string(c.persistent) + ")";
   }
   if (tma) {
-    // NOTE: mirrors tt::Fp8TmaRegs in templates/gemm_fp8_blockscale.h.
+    // NOTE: mirrors tt::Fp8TmaRegs in templates/gemm_fp8_blockscale.h and tt::Fp8Tma3Regs in gemm_fp8_tma3.h.
     const int consumers = (c.block_m / 64) * (c.block_n / c.warp_n);
-    const int need = c.warp_n + 32;
+    const int need = c.math == Math::kTma3 ? 3 * c.warp_n / 2 + 40 : c.warp_n + 32;
     const int have = consumers >= 2 && need > 65536 / c.threads() ? ((65536 - 128 * 40) / (consumers * 128)) / 8 * 8
                                                                   : std::min(255, 65536 / c.threads());
     if (need > have)
@@ -293,6 +316,11 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression = "tt::gemm_fp8_blockscale_tma2<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) +
                         (c.split_k > 1 ? "true, " : "false, ") + std::to_string(c.persistent) + ", " + index + ">";
+  } else if (c.math == Math::kTma3) {
+    k.source = "#include \"gemm_fp8_tma3.h\"\n";
+    k.parameters = "const tt::Fp8GemmTmaArgs";
+    k.name_expression =
+        "tt::gemm_fp8_blockscale_tma3<" + list({c.block_m, c.block_n, c.warp_n, c.stages, c.persistent}) + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

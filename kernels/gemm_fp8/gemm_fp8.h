@@ -54,7 +54,8 @@ struct Problem {
 /// the skinny kernel for M <= block_m (block_k = 512 x unroll, warp_n columns per warp), and tma2: the TMA
 /// kernel with a CTA per tile, its promotion's column blocks fixed at compile time and its bf16 tile stored through
 /// shared memory in 16-byte rows (tt::gemm_fp8_blockscale_tma2).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5 };
+/// tma3: tma2 (split-K 1) with each consumer's promotion overlapped with its own next MMAs (tt::gemm_fp8_blockscale_tma3).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5, kTma3 = 6 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 128;  // block_k: one scale block for the tiled kernels
@@ -65,7 +66,7 @@ struct Config {
   int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile
 
   /// The TMA producer + wgmma consumer kernels (sm_90a only).
-  bool tma() const { return math == Math::kTma || math == Math::kTma2; }
+  bool tma() const { return math == Math::kTma || math == Math::kTma2 || math == Math::kTma3; }
 
   /// Mirrors TT_FP8_THREADS.
   int threads() const {
@@ -75,12 +76,12 @@ struct Config {
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Tiles of 128 bytes of K per row: padded by 16 bytes except wgmma's and TMA's swizzled ones, which need
-  /// 1 KiB of alignment slack (their portable fallback shares the budget). A persistent tma2 adds its staged bf16
+  /// 1 KiB of alignment slack (their portable fallback shares the budget). A persistent tma2 or tma3 adds its staged bf16
   /// output tile (rows of block_n x 2 + 16 bytes), which the others keep in their stages.
   int shared_bytes() const {
     if (math == Math::kSkinny) return 0;
     const bool swizzled = math == Math::kWgmma || tma();
-    const int out_tile = math == Math::kTma2 && persistent > 0 ? block_m * (block_n * 2 + 16) : 0;
+    const int out_tile = (math == Math::kTma2 || math == Math::kTma3) && persistent > 0 ? block_m * (block_n * 2 + 16) : 0;
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 + out_tile : stages * (block_m + block_n) * 144;
   }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().

@@ -70,6 +70,7 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     {77, 3000, 1536}, {5, 2056, 2048}, {130, 200, 400}, {1, 1000, 272},   // ragged N, and K not a multiple of 128
     {77, 1001, 1536},                                                      // rows of C not 16-byte aligned
     {1100, 3000, 1536},  // more tiles than 132 CTAs for every persistent tile, 128 x 192 included
+    {200, 1000, 1680},   // 14 K blocks, the last partial: tma3's chunks of 4 and two K blocks after them
   };
   const char* configs[] = {
     "m128n128k128_w64x128_s4_wgmma_sk1", "m64n128k128_w64x128_s3_wgmma_sk2", "m128n64k128_w64x64_s5_wgmma_sk1",
@@ -96,6 +97,12 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     // persistent tma2 (its output tile in a buffer of its own, the stages running on across tiles)
     "m64n64k128_w64x64_s4_tma2_p132_sk1", "m128n128k128_w64x128_s4_tma2_p132_sk1", "m128n192k128_w64x192_s4_tma2_p132_sk1",
     "m128n96k128_w64x96_s4_tma2_p132_sk1",
+    // tma3 (the promotion overlapped with the next K block's MMAs): one, two and four consumers, 96 wide across a
+    // column-block boundary, persistent
+    "m128n96k128_w64x96_s4_tma3_sk1",    "m64n192k128_w64x96_s4_tma3_sk1",   "m64n96k128_w64x96_s4_tma3_sk1",
+    "m128n128k128_w64x128_s4_tma3_sk1",  "m64n256k128_w64x128_s4_tma3_sk1",  "m64n64k128_w64x64_s4_tma3_sk1",
+    "m128n64k128_w64x64_s4_tma3_sk1",    "m64n128k128_w64x128_s4_tma3_sk1",  "m128n96k128_w64x96_s4_tma3_p132_sk1",
+    "m128n128k128_w64x128_s4_tma3_p132_sk1", "m64n64k128_w64x64_s4_tma3_p132_sk1",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

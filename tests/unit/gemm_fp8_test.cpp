@@ -223,7 +223,8 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_EQ(w96.threads(), 3 * 128);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, w96, h200));
   EXPECT_EQ(gemm_fp8::kernels(w96, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<128, 96, 96, 4, true, 0, int>");
-  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.warp_n == 96; }), 12);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(),
+                          [](const auto& c) { return c.warp_n == 96 && c.math == gemm_fp8::Math::kTma2; }), 12);
   // 64 x 96: one consumer at 128 registers a thread, two CTAs an SM by registers and shared memory.
   const auto w96_one = gemm_fp8::Config::from_name("m64n96k128_w64x96_s4_tma2_sk1");
   EXPECT_EQ(w96_one.threads(), 2 * 128);
@@ -231,10 +232,37 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_LE(2 * w96_one.shared_bytes(), 227 * 1024);
   EXPECT_EQ(gemm_fp8::kernels(w96_one, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<64, 96, 96, 4, false, 0, int>");
   EXPECT_EQ(std::count_if(space.begin(), space.end(),
-                          [](const auto& c) { return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2; }), 0);
+                          [](const auto& c) {
+                            return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2 && c.math != gemm_fp8::Math::kTma3;
+                          }), 0);
   auto tma_w96 = w96;
   tma_w96.math = gemm_fp8::Math::kTma;
   EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma_w96, h200).value_or("").find("warp_n"), std::string::npos);
+  // tma3: tma2's tiles up to 128 wide with the promotion overlapped (its own header), split-K 1, plain and
+  // persistent; its two promotion fragments count in the register need (3 x 128 / 2 + 40 = 232 with two consumers).
+  const auto tma3 = gemm_fp8::Config::from_name("m128n96k128_w64x96_s4_tma3_sk1");
+  EXPECT_EQ(tma3.math, gemm_fp8::Math::kTma3);
+  EXPECT_EQ(tma3.name(), "m128n96k128_w64x96_s4_tma3_sk1");
+  EXPECT_EQ(tma3.threads(), 3 * 128);
+  EXPECT_EQ(tma3.shared_bytes(), w96.shared_bytes());
+  EXPECT_EQ(std::count(space.begin(), space.end(), tma3), 1);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.math == gemm_fp8::Math::kTma3; }), 16);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma3, h200));
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma3, gfx942).value_or("").find("TMA"), std::string::npos);
+  const auto k3 = gemm_fp8::kernels(tma3, 32)[0];
+  EXPECT_EQ(k3.name_expression, "tt::gemm_fp8_blockscale_tma3<128, 96, 96, 4, 0, int>");
+  EXPECT_NE(k3.source.find("gemm_fp8_tma3.h"), std::string::npos);
+  const auto tma3_pers = gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_tma3_p132_sk1");
+  EXPECT_EQ(tma3_pers.shared_bytes(), gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_tma2_p132_sk1").shared_bytes());
+  EXPECT_EQ(gemm_fp8::kernels(tma3_pers, 64)[0].name_expression, "tt::gemm_fp8_blockscale_tma3<128, 128, 128, 4, 132, long long>");
+  EXPECT_FALSE(gemm_fp8::why_unsupported({4096, 2624, 6144}, tma3_pers, h200));
+  auto tma3_sk2 = tma3;
+  tma3_sk2.split_k = 2;
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma3_sk2, h200).value_or("").find("split-K 1"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, gemm_fp8::Config::from_name("m128n192k128_w64x192_s4_tma3_sk1"), h200)
+                .value_or("")
+                .find("warp_n"),
+            std::string::npos);
   // The workspace: split-K's partial planes, none without.
   EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2), 0u);
   auto tma2_sk2 = tma2;

@@ -72,11 +72,12 @@ int cmd_compile(const Args& args) {
       ("clang", po::value<std::string>(), "clang++ to use with --compiler clang (default: clang++-19/22 by arch)")
       ("index-bits", po::value<std::vector<int>>()->multitoken(), "index widths to instantiate (default: 32 64)")
       ("family", po::value<std::string>()->default_value("all"), "gemm_bf16, gemm_fp8_blockscale, moe (fused_moe), validate (the device compare) or all")
+      ("match", po::value<std::string>(), "only the kernels whose instance name contains this text, e.g. tma3<")
       ("db", po::value<std::string>(), "cache compiled code objects in this database")
       ("jobs,j", po::value<int>(&opt.jobs)->default_value(0), "parallel compile threads (0: all cores)")
       ("no-progress", "plain output only");
   po::variables_map vm;
-  if (!parse(args, d, vm, "tunetab compile --target ARCH [--compiler hiprtc|clang] [--family F]")) return 0;
+  if (!parse(args, d, vm, "tunetab compile --target ARCH [--compiler hiprtc|clang] [--family F] [--match TEXT]")) return 0;
   opt.progress = !vm.count("no-progress");
   const std::string arch = vm["target"].as<std::string>();
   Target::from_arch(arch);  // validates the name
@@ -91,9 +92,11 @@ int cmd_compile(const Args& args) {
   if (family != "all" && family != gemm::kFamily && family != gemm_fp8::kFamily && !moe_family &&
       family != validate::kFamily)
     throw_input("--family '" + family + "': expected gemm_bf16, gemm_fp8_blockscale, moe, validate or all");
+  const std::string match = vm.count("match") ? vm["match"].as<std::string>() : "";
   auto add = [&](std::vector<KernelSource> ks) {
     for (auto& k : ks)
-      if (seen.insert(k.name_expression).second) sources.push_back(std::move(k));
+      if (k.name_expression.find(match) != std::string::npos && seen.insert(k.name_expression).second)
+        sources.push_back(std::move(k));
   };
   for (int w : widths) {
     if (family == "all" || family == gemm::kFamily)
@@ -105,6 +108,7 @@ int cmd_compile(const Args& args) {
   }
   // The device compare of coverage validation: one instance, no index width.
   if (family == "all" || family == validate::kFamily) add({validate::kernel()});
+  if (sources.empty()) throw_input("--match '" + match + "': no kernel of --family " + family + " has it in its name");
 
   const std::string compiler = vm["compiler"].as<std::string>();
   if (compiler == "clang") {
