@@ -12,12 +12,14 @@ if [ ! -f build/s38_tma3_ok ]; then
   rc=$?; echo "ragged rc=$rc $((SECONDS - t0)) s"; grep -E "^\[  (PASSED|FAILED) |Failure|tma3" "$OUT/ragged.log" | head -12
   [ $rc = 0 ] && mkdir -p build && touch build/s38_tma3_ok
 fi
-small="m128n96k128_w64x96_s4_X_sk1,m64n192k128_w64x96_s4_X_sk1,m64n96k128_w64x96_s4_X_sk1,m64n128k128_w64x128_s4_X_sk1"
-small+=",m128n128k128_w64x128_s4_X_sk1,m64n64k128_w64x64_s4_X_sk1,m64n256k128_w64x128_s4_X_sk1"
+small="m128n96k128_w64x96_s4_X_sk1,m64n192k128_w64x96_s4_X_sk1,m128n128k128_w64x128_s4_X_sk1,m64n256k128_w64x128_s4_X_sk1"
+small+=",m64n128k128_w64x128_s4_X_sk1"
+# tma3 with deeper rings (not in the config space): its consumers hold two stages at a time
+deep="m128n96k128_w64x96_s6_tma3_sk1,m64n192k128_w64x96_s6_tma3_sk1,m128n128k128_w64x128_s6_tma3_sk1,m64n256k128_w64x128_s5_tma3_sk1"
 large="m128n128k128_w64x128_s4_X_sk1,m128n128k128_w64x128_s4_X_p132_sk1,m128n96k128_w64x96_s4_X_p132_sk1,m64n256k128_w64x128_s4_X_p132_sk1"
 spec=""
 for s in 256,6144,1536 256,6144,2048 304,4096,2048 336,4096,2048 336,3072,6144 304,3072,6144; do
-  spec+="${spec:+;}$s:${small//X/tma2},${small//X/tma3}"
+  spec+="${spec:+;}$s:${small//X/tma2},${small//X/tma3},$deep"
 done
 for s in 2048,2048,2048 1024,4096,2048 1024,3584,512; do spec+=";$s:${large//X/tma2},${large//X/tma3}"; done
 shapes="256,6144,1536;256,6144,2048;304,4096,2048;336,4096,2048;336,3072,6144;304,3072,6144;2048,2048,2048;1024,4096,2048;1024,3584,512"
@@ -48,5 +50,9 @@ for key in sorted({k for k, _ in times}):
         print(f"   {name:40s} tma2 {t2:7.2f}  tma3 {t3:7.2f}  tma3/tma2 {t3 / t2:.3f}  best/cuBLASLt {min(t2, t3) / b if b else float('nan'):.3f}")
         for kind, t in (("tma2", t2), ("tma3", t3)): best[kind] = min(best.get(kind, 1e9), t)
     print(f"   best tma2 {best['tma2']:.2f} ({best['tma2'] / b:.3f}x)  best tma3 {best['tma3']:.2f} ({best['tma3'] / b:.3f}x)" if b else "")
+    for (k, name), ts in sorted(times.items()):
+        if k == key and "tma3" in name and "_s4_" not in name:
+            t = sum(ts) / len(ts)
+            print(f"   deeper: {name:40s} {t:7.2f}  /cuBLASLt {t / b if b else float('nan'):.3f}")
 PY
 echo "total $((SECONDS - t0)) s"
