@@ -136,10 +136,10 @@ constexpr Tile kTma2ExtraTiles[] = {
   { 128,      96,     64,    96 },
   {  64,      96,     64,    96 },
 };
-// tma3: tma2's tiles of two consumers 64, 96 or 128 wide (its two promotion fragments do not fit 192 wide), split-K
-// 1, with each consumer's promotion overlapped with its own next MMAs (templates/gemm_fp8_tma3.h). On the H100 the
-// tiles of one consumer ran 1.1-1.3x slower than tma2's at M 256-336 (their K loops already overlapped across CTAs);
-// those of two 0.88-1.06x (docs/performance.md, session 38).
+// tma3: tma2 (split-K 1) with each consumer's promotion overlapped with its own next MMAs (templates/gemm_fp8_tma3.h),
+// on tiles of two consumers 96 or 128 wide, and 128 x 64 (its two promotion fragments do not fit 192 wide). On the
+// H100 the tiles of one consumer ran 1.1-1.3x slower than tma2's at M 256-336 (their K loops already overlapped
+// across CTAs); those of two 0.88-1.06x (docs/performance.md, session 38).
 constexpr Tile kTma3Tiles[] = {
   {  64,     192,     64,    96 },
   {  64,     256,     64,   128 },

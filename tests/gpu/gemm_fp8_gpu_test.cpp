@@ -69,7 +69,8 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     {1, 3072, 1536}, {16, 3072, 1536}, {77, 6144, 2048}, {304, 3072, 1536}, {336, 6144, 2048},
     {77, 3000, 1536}, {5, 2056, 2048}, {130, 200, 400}, {1, 1000, 272},   // ragged N, and K not a multiple of 128
     {77, 1001, 1536},                                                      // rows of C not 16-byte aligned
-    {1100, 3000, 1536},  // more tiles than 132 CTAs for every persistent tile, 128 x 192 included
+    {1100, 3000, 1680},  // more tiles than 132 CTAs for every persistent tile, 128 x 192 included; 14 K blocks a
+                         // tile, so a persistent tma3's chunks of 4 start part-way round its ring of stages
     {200, 1000, 1680},   // 14 K blocks, the last partial: tma3's chunks of 4 and two K blocks after them
   };
   const char* configs[] = {
