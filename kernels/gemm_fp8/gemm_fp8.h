@@ -84,6 +84,13 @@ struct Config {
     const int out_tile = (math == Math::kTma2 || math == Math::kTma3) && persistent > 0 ? block_m * (block_n * 2 + 16) : 0;
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 + out_tile : stages * (block_m + block_n) * 144;
   }
+  /// Static shared memory of the TMA kernels, beside shared_bytes(): each stage's two mbarriers, and tma2's and tma3's
+  /// scale rows a stage (block_m A-row scales, block_n / 128 + 2 B-block scales) plus split-K's flag and alignment.
+  /// NOTE: mirrors the __shared__ arrays of templates/gemm_fp8_blockscale.h, gemm_fp8_tma2.h and gemm_fp8_tma3.h.
+  int static_shared_bytes() const {
+    if (!tma()) return 0;
+    return 2 * stages * 8 + (math == Math::kTma ? 0 : stages * (block_m + block_n / 128 + 2) * 4 + 32);
+  }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);

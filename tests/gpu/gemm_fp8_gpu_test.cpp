@@ -102,7 +102,8 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     // boundary, persistent
     "m128n96k128_w64x96_s4_tma3_sk1",    "m64n192k128_w64x96_s4_tma3_sk1",   "m128n128k128_w64x128_s4_tma3_sk1",
     "m64n256k128_w64x128_s4_tma3_sk1",   "m128n64k128_w64x64_s4_tma3_sk1",   "m128n96k128_w64x96_s4_tma3_p132_sk1",
-    "m128n128k128_w64x128_s4_tma3_p132_sk1", "m64n192k128_w64x96_s4_tma3_p132_sk1",
+    "m128n128k128_w64x128_s4_tma3_p132_sk1", "m64n192k128_w64x96_s4_tma3_p132_sk1", "m128n96k128_w64x96_s6_tma3_sk1",
+    "m128n96k128_w64x96_s6_tma3_p132_sk1",
   };
   // clang-format on
   const Target t = Target::from_arch(facts_.arch);

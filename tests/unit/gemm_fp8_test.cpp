@@ -246,7 +246,18 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_EQ(tma3.threads(), 3 * 128);
   EXPECT_EQ(tma3.shared_bytes(), w96.shared_bytes());
   EXPECT_EQ(std::count(space.begin(), space.end(), tma3), 1);
-  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.math == gemm_fp8::Math::kTma3; }), 10);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.math == gemm_fp8::Math::kTma3; }), 20);
+  // The dynamic and the static shared memory together fit the target's 227 KiB: tma3's 6-stage 128 x 128 fits plain
+  // (192 KiB of stages), not persistent (its output tile takes the rest, and the scale rows and barriers are static).
+  Target h200_smem = h200;
+  h200_smem.max_smem_per_block = 232448;
+  const auto deep = gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma3_sk1");
+  EXPECT_EQ(deep.static_shared_bytes(), 2 * 6 * 8 + 6 * (128 + 1 + 2) * 4 + 32);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 4096, 2048}, deep, h200_smem));
+  const auto deep_pers = gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma3_p132_sk1");
+  EXPECT_EQ(deep_pers.shared_bytes(), 232448);
+  EXPECT_NE(gemm_fp8::why_unsupported({2048, 2048, 2048}, deep_pers, h200_smem).value_or("").find("shared memory"),
+            std::string::npos);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma3, h200));
   EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma3, gfx942).value_or("").find("TMA"), std::string::npos);
   const auto k3 = gemm_fp8::kernels(tma3, 32)[0];
