@@ -9,8 +9,9 @@
 // carries a group across a loop's back edge (C7514, docs/performance.md session 18), and a branch between a group's
 // issue and its wait may do the same, so the promotion's column split (jb, per tile) picks a K loop instance
 // outside the loop, not a branch inside it. K blocks past the last whole chunk run as tma2's (one at a time).
-// NOTE: a header of its own, so that tma2's code keys (and the tuning verdicts stored against them) stay.
-// Device-only; no std::.
+// NOTE: a header of its own, so that tma2's code keys (and the tuning verdicts stored against them) stay. Its producer
+// and epilogue are tma2's, copied: the next change that re-keys tma2 anyway (and so re-tunes its rows) should make the
+// chunked K loop a template parameter of tma2 and delete this copy. Device-only; no std::.
 #pragma once
 #include "gemm_fp8_tma2.h"
 
