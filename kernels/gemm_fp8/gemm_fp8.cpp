@@ -181,31 +181,22 @@ std::vector<Config> enumerate() {
   for (const Tile& t : kWgmmaTiles)
     for (int s : kWgmmaStages)
       for (int sk : kSplits) add(t, 128, s, Math::kWgmma, sk);
-  for (const Tile& t : kTmaTiles)
-    for (int s : kTmaStages) {
-      for (int sk : kTmaSplits) add(t, 128, s, Math::kTma, sk);
-      for (int ctas : kTmaPersistentCtas) {
-        add(t, 128, s, Math::kTma, 1);
-        out.back().persistent = ctas;
-      }
+  // A TMA kind's tile: a CTA a tile at each split, then the persistent grids (split-K 1).
+  auto add_tma = [&](const Tile& t, int stages, Math math, std::span<const int> splits) {
+    for (int sk : splits) add(t, 128, stages, math, sk);
+    for (int ctas : kTmaPersistentCtas) {
+      add(t, 128, stages, math, 1);
+      out.back().persistent = ctas;
     }
+  };
+  for (const Tile& t : kTmaTiles)
+    for (int s : kTmaStages) add_tma(t, s, Math::kTma, kTmaSplits);
   for (const auto& tiles : {std::span<const Tile>(kTmaTiles), std::span<const Tile>(kTma2ExtraTiles)})
     for (const Tile& t : tiles)
-      for (int s : kTma2Stages) {
-        for (int sk : kTmaSplits) add(t, 128, s, Math::kTma2, sk);
-        for (int ctas : kTmaPersistentCtas) {
-          add(t, 128, s, Math::kTma2, 1);
-          out.back().persistent = ctas;
-        }
-      }
+      for (int s : kTma2Stages) add_tma(t, s, Math::kTma2, kTmaSplits);
+  constexpr int kSplitOne[] = {1};
   for (const Tile& t : kTma3Tiles)
-    for (int s : kTma3Stages) {
-      add(t, 128, s, Math::kTma3, 1);
-      for (int ctas : kTmaPersistentCtas) {
-        add(t, 128, s, Math::kTma3, 1);
-        out.back().persistent = ctas;
-      }
-    }
+    for (int s : kTma3Stages) add_tma(t, s, Math::kTma3, kSplitOne);
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
