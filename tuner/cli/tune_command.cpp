@@ -263,10 +263,12 @@ int tune_profile(po::variables_map& vm, TuneOptions opt, const std::string& comm
       if (s.best_config.empty()) ++missing;
       if (opt.coverage && s.covered_config.empty()) ++uncovered;
       for (const auto& [disp, n] : s.dispositions) totals[disp] += n;
-      char served[160] = "";  // the choice's mean over the Ms the row serves, where it was timed at more than its own
-      if (s.served_us > 0 && s.served_ms != "[" + std::to_string(s.problem.value("m", 0)) + "]")
+      const long long m = s.problem.value("m", 0);
+      char own[32], served[160] = "";  // the choice's mean over the Ms the row serves, where it was timed at more than its own
+      std::snprintf(own, sizeof(own), "[%lld]", m);
+      if (s.served_us > 0 && s.served_ms != own)
         std::snprintf(served, sizeof(served), " (%.3f us mean at M %s)", s.served_us, s.served_ms.c_str());
-      std::printf("  M=%-6lld %-40s %10.3f us%s  %s  [%s]\n", static_cast<long long>(s.problem.value("m", 0)),
+      std::printf("  M=%-6lld %-40s %10.3f us%s  %s  [%s]\n", m,
                   s.covered_config.empty() ? (s.best_config.empty() ? "(none passed)" : s.best_config.c_str())
                                            : s.covered_config.c_str(),
                   s.median_us, served,
