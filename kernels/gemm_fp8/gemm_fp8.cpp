@@ -130,7 +130,7 @@ constexpr int kTma2Stages[] = {4};
 // at M >= 1024 (docs/performance.md, session 23).
 // 64 x 96 with one consumer (128 registers a thread, ~95 KB of shared memory): two CTAs an SM, for the M 256-336 shapes
 // whose tiles do not fill the SMs once (256 x 6144: 256 tiles; 336 x 4096: 258), where the tables stay 4-7% over
-// cuBLASLt (docs/performance.md, session 37). Compile-checked only: the next tune on a GPU judges it.
+// cuBLASLt (docs/performance.md, session 37). The H200 tune of session 39 exported it at 32 rows (M 4..384).
 constexpr Tile kTma2ExtraTiles[] = {
   {  64,     192,     64,    96 },
   { 128,      96,     64,    96 },
@@ -139,7 +139,8 @@ constexpr Tile kTma2ExtraTiles[] = {
 // tma3: tma2 (split-K 1) with each consumer's promotion overlapped with its own next MMAs (templates/gemm_fp8_tma3.h),
 // on tiles of two consumers 96 or 128 wide, and 128 x 64 (its two promotion fragments do not fit 192 wide). On the
 // H100 the tiles of one consumer ran 1.1-1.3x slower than tma2's at M 256-336 (their K loops already overlapped
-// across CTAs); those of two 0.88-1.06x (docs/performance.md, session 38).
+// across CTAs); those of two 0.88-1.06x (docs/performance.md, session 38). The H200 tune of session 39 exported tma3 at
+// 53 rows, among them three of the five M <= 336 shapes that were over cuBLASLt (now 0.97-0.99x).
 constexpr Tile kTma3Tiles[] = {
   {  64,     192,     64,    96 },
   {  64,     256,     64,   128 },
