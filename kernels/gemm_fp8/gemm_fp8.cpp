@@ -18,7 +18,7 @@ const std::pair<Fp8, const char*> kFp8Torch[] = {{Fp8::kE4m3fn, "torch.float8_e4
                                                  {Fp8::kE4m3fnuz, "torch.float8_e4m3fnuz"}};
 const std::pair<Math, const char*> kMathNames[] = {
   {Math::kSimt, "simt"}, {Math::kTensorCore, "mma"}, {Math::kWgmma, "wgmma"}, {Math::kTma, "tma"},
-  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}, {Math::kTma3, "tma3"}};
+  {Math::kSkinny, "skinny"}, {Math::kTma2, "tma2"}, {Math::kTma3, "tma3"}, {Math::kTma4, "tma4"}};
 // clang-format on
 }  // namespace
 
@@ -59,7 +59,7 @@ Config Config::from_name(const std::string& name) {
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|tma3|skinny[_p<CTAS>]_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|tma3|tma4|skinny[_p<CTAS>]_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -151,6 +151,8 @@ constexpr Tile kTma3Tiles[] = {
 // tma3's consumers hold two stages at a time: 6 stages ran 0.93-0.98x of tma2's 4 at six shapes on the H100
 // (m128n96, M 256-2048), 4 and 6 both judged by the tune.
 constexpr int kTma3Stages[] = {4, 6};
+// tma4: tma3 with each tile's scales copied once by two bulk copies (templates/gemm_fp8_tma4.h), on tma3's tiles and
+// stages, a CTA a tile. At 336 x 3072 x 6144 on the H100 ... (docs/performance.md, session 40).
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -198,6 +200,8 @@ std::vector<Config> enumerate() {
   constexpr int kSplitOne[] = {1};
   for (const Tile& t : kTma3Tiles)
     for (int s : kTma3Stages) add_tma(t, s, Math::kTma3, kSplitOne);
+  for (const Tile& t : kTma3Tiles)
+    for (int s : kTma3Stages) add(t, 128, s, Math::kTma4, 1);
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -227,9 +231,14 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (tma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
   if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128 && c.warp_n != 192)
     return "tma2: warp_n 64, 96, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
-  if (c.math == Math::kTma3 && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128)
-    return "tma3: warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
-  if (c.math == Math::kTma3 && c.split_k != 1) return "tma3: split-K 1 only";
+  const std::string kind = name_of(kMathNames, c.math);
+  if (c.chunked() && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128)
+    return kind + ": warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
+  if (c.chunked() && c.split_k != 1) return kind + ": split-K 1 only";
+  if (c.math == Math::kTma4 && (p.scale_k() % 4 != 0 || p.k > 8192))
+    return "tma4: K (" + std::to_string(p.k) + ") must be a multiple of 512 (its bulk copies' scale rows: multiples of 16 "
+           "bytes) and at most 8192 (the tile's scales in shared memory)";
+  if (c.math == Math::kTma4 && c.persistent > 0) return "tma4: a CTA a tile (no persistent grid)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
   if (c.persistent > 0) {
     if (!tma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
@@ -244,7 +253,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (tma) {
     // NOTE: mirrors tt::Fp8TmaRegs in templates/gemm_fp8_blockscale.h and tt::Fp8Tma3Regs in gemm_fp8_tma3.h.
     const int consumers = (c.block_m / 64) * (c.block_n / c.warp_n);
-    const int need = c.math == Math::kTma3 ? 3 * c.warp_n / 2 + 40 : c.warp_n + 32;
+    const int need = c.chunked() ? 3 * c.warp_n / 2 + 40 : c.warp_n + 32;
     const int have = consumers >= 2 && need > 65536 / c.threads() ? ((65536 - 128 * 40) / (consumers * 128)) / 8 * 8
                                                                   : std::min(255, 65536 / c.threads());
     if (need > have)
@@ -317,6 +326,11 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =
         "tt::gemm_fp8_blockscale_tma3<" + list({c.block_m, c.block_n, c.warp_n, c.stages, c.persistent}) + index + ">";
+  } else if (c.math == Math::kTma4) {
+    k.source = "#include \"gemm_fp8_tma4.h\"\n";
+    k.parameters = "const tt::Fp8GemmTmaArgs";
+    k.name_expression =
+        "tt::gemm_fp8_blockscale_tma4<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

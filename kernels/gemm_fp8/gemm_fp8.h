@@ -55,7 +55,9 @@ struct Problem {
 /// kernel with a CTA per tile, its promotion's column blocks fixed at compile time and its bf16 tile stored through
 /// shared memory in 16-byte rows (tt::gemm_fp8_blockscale_tma2).
 /// tma3: tma2 (split-K 1) with each consumer's promotion overlapped with its own next MMAs (tt::gemm_fp8_blockscale_tma3).
-enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5, kTma3 = 6 };
+/// tma4: tma3 (a CTA a tile) with each tile's scales copied once, in two bulk copies (tt::gemm_fp8_blockscale_tma4;
+/// K a multiple of 512, at most 8192).
+enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5, kTma3 = 6, kTma4 = 7 };
 
 struct Config {
   int block_m = 0, block_n = 0, block_k = 128;  // block_k: one scale block for the tiled kernels
@@ -66,7 +68,9 @@ struct Config {
   int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile
 
   /// The TMA producer + wgmma consumer kernels (sm_90a only).
-  bool tma() const { return math == Math::kTma || math == Math::kTma2 || math == Math::kTma3; }
+  bool tma() const { return math == Math::kTma || math == Math::kTma2 || math == Math::kTma3 || math == Math::kTma4; }
+  /// tma3 and tma4: the consumers' promotion overlapped with their next MMAs (two fragments a thread), split-K 1.
+  bool chunked() const { return math == Math::kTma3 || math == Math::kTma4; }
 
   /// Mirrors TT_FP8_THREADS.
   int threads() const {
@@ -76,19 +80,21 @@ struct Config {
     return (block_m / warp_m) * (block_n / warp_n) * 32;
   }
   /// Tiles of 128 bytes of K per row: padded by 16 bytes except wgmma's and TMA's swizzled ones, which need
-  /// 1 KiB of alignment slack (their portable fallback shares the budget). A persistent tma2 or tma3 adds its staged bf16
+  /// 1 KiB of alignment slack (their portable fallback shares the budget). A persistent tma2, 3 or 4 adds its staged bf16
   /// output tile (rows of block_n x 2 + 16 bytes), which the others keep in their stages.
   int shared_bytes() const {
     if (math == Math::kSkinny) return 0;
     const bool swizzled = math == Math::kWgmma || tma();
-    const int out_tile = (math == Math::kTma2 || math == Math::kTma3) && persistent > 0 ? block_m * (block_n * 2 + 16) : 0;
+    const int out_tile = (math == Math::kTma2 || chunked()) && persistent > 0 ? block_m * (block_n * 2 + 16) : 0;
     return swizzled ? stages * (block_m + block_n) * 128 + 1024 + out_tile : stages * (block_m + block_n) * 144;
   }
   /// Static shared memory of the TMA kernels, beside shared_bytes(): each stage's two mbarriers, and tma2's and tma3's
-  /// scale rows a stage (block_m A-row scales, block_n / 128 + 2 B-block scales) plus split-K's flag and alignment.
-  /// NOTE: mirrors the __shared__ arrays of templates/gemm_fp8_blockscale.h, gemm_fp8_tma2.h and gemm_fp8_tma3.h.
+  /// scale rows a stage (block_m A-row scales, block_n / 128 + 2 B-block scales) plus split-K's flag and alignment;
+  /// tma4's tile scales (block_m rows and block_n / 128 + 2 B-block rows of 64 floats) and their barrier.
+  /// NOTE: mirrors the __shared__ arrays of templates/gemm_fp8_blockscale.h and gemm_fp8_tma2.h, 3 and 4.
   int static_shared_bytes() const {
     if (!tma()) return 0;
+    if (math == Math::kTma4) return 2 * stages * 8 + 8 + (block_m + block_n / 128 + 2) * 64 * 4 + 32;
     return 2 * stages * 8 + (math == Math::kTma ? 0 : stages * (block_m + block_n / 128 + 2) * 4 + 32);
   }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().

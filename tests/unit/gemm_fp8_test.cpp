@@ -233,7 +233,7 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_EQ(gemm_fp8::kernels(w96_one, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma2<64, 96, 96, 4, false, 0, int>");
   EXPECT_EQ(std::count_if(space.begin(), space.end(),
                           [](const auto& c) {
-                            return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2 && c.math != gemm_fp8::Math::kTma3;
+                            return c.warp_n == 96 && c.math != gemm_fp8::Math::kTma2 && !c.chunked();
                           }), 0);
   auto tma_w96 = w96;
   tma_w96.math = gemm_fp8::Math::kTma;
@@ -274,6 +274,32 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
                 .value_or("")
                 .find("warp_n"),
             std::string::npos);
+  // tma4: tma3's tiles and stages (a CTA a tile) with each tile's scales copied once, into static shared memory;
+  // the bulk copies' rows of scales are a multiple of 16 bytes only for K a multiple of 512, and hold K <= 8192.
+  const auto tma4 = gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma4_sk1");
+  EXPECT_EQ(tma4.math, gemm_fp8::Math::kTma4);
+  EXPECT_EQ(tma4.name(), "m128n128k128_w64x128_s6_tma4_sk1");
+  EXPECT_TRUE(tma4.tma() && tma4.chunked() && tma3.chunked() && !tma2.chunked());
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.math == gemm_fp8::Math::kTma4; }), 10);
+  EXPECT_EQ(tma4.shared_bytes(), deep.shared_bytes());
+  EXPECT_EQ(tma4.static_shared_bytes(), 2 * 6 * 8 + 8 + (128 + 3) * 64 * 4 + 32);
+  EXPECT_LE(tma4.shared_bytes() + tma4.static_shared_bytes(), 232448);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma4, h200_smem));
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 4096, 8192}, tma4, h200_smem));
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 4096, 1664}, tma4, h200_smem).value_or("").find("multiple of 512"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 4096, 8704}, tma4, h200_smem).value_or("").find("at most 8192"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 4096, 1664}, deep, h200_smem));
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma4, gfx942).value_or("").find("TMA"), std::string::npos);
+  auto tma4_sk2 = tma4;
+  tma4_sk2.split_k = 2;
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma4_sk2, h200).value_or("").find("tma4: split-K 1"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({4096, 3072, 6144}, gemm_fp8::Config::from_name("m128n128k128_w64x128_s4_tma4_p132_sk1"), h200)
+                .value_or("")
+                .find("a CTA a tile"),
+            std::string::npos);
+  const auto k4 = gemm_fp8::kernels(gemm_fp8::Config::from_name("m64n192k128_w64x96_s4_tma4_sk1"), 64)[0];
+  EXPECT_EQ(k4.name_expression, "tt::gemm_fp8_blockscale_tma4<64, 192, 96, 4, long long>");
+  EXPECT_NE(k4.source.find("gemm_fp8_tma4.h"), std::string::npos);
   // The workspace: split-K's partial planes, none without.
   EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2), 0u);
   auto tma2_sk2 = tma2;

@@ -1,0 +1,239 @@
+// FP8 block-scaled GEMM on sm_90a, the fourth TMA kernel (gemm_fp8::Math::kTma4): gemm_fp8_blockscale_tma3 with each
+// tile's scales copied once, in two bulk copies, instead of a stage's at a time.
+// tma2 and tma3 copy each stage's scales with a producer warp of their own: 128 4-byte cp.async of a_scale rows K / 128
+// floats apart, then cp.async.mbarrier.arrive on the stage's full barrier. ncu's source counters of tma3 at 336 x 3072
+// x 6144 (H100, docs/bench/2026-12-05-s40/call1) showed that warp as the K loop's critical path: its waits for a free
+// stage never blocked (0 of 3024) while the TMA thread's blocked in 2304 of 3024, and every consumer wait for a full
+// stage (6912 of 6912) blocked. A TMA box of 4 scale columns x the tile's rows a stage (call 2) made the TMA thread
+// the critical path instead (128 rows of 16 bytes beside the operands' 256 of 128), and ran 1.3-1.6x slower at K 2048.
+// In AITER's row-major layout a tile's a_scale rows [bm0, bm0 + kBlockM) x K / 128 are one contiguous range, and so
+// are its b_scale blocks' rows: the TMA thread copies both with cp.async.bulk at the start of the tile, on a barrier
+// of their own, and the consumers wait for it once, before their K loop.
+// Limits: rows of 16-byte multiples (K a multiple of 512) and K <= kTma4MaxK (the scales' shared memory); a CTA a
+// tile (kCtas 0 only: a persistent grid's next tile would overwrite the scales its consumers still read).
+// NOTE: a header of its own, so that tma2's and tma3's code keys (and the verdicts stored against them) stay. Its
+// consumer and epilogue are tma3's, copied: the change that folds tma2 and tma3 (their headers' notes) should make the
+// scale path a template parameter and delete this copy. Device-only; no std::.
+#pragma once
+#include "gemm_fp8_tma3.h"
+
+namespace tt {
+
+/// The largest K tma4's shared memory holds the scales of (64 scale columns a row).
+inline constexpr int kTma4MaxK = 8192;
+
+#if TT_HAS_WGMMA
+/// One contiguous copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) to shared memory, completing its
+/// bytes on `bar`. NOTE: moe_wgmma2.h's bulk_load; a shared header would change its code keys.
+__device__ __forceinline__ void tma4_bulk_load(void* smem, const void* gmem, u32 bytes, u64* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(smem_addr(smem)),
+               "l"(gmem), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+
+/// tma3's consumer (Tma3Consumer) over gemm_fp8_blockscale_tma4's stages, with the tile's scales in shared memory:
+/// a_scale's rows [kBlockM][scale_k] and b_scale's [column block][scale_k], K block kb in column kb.
+template <int kBlockM, int kBlockN, int kWarpN, int kStages>
+struct Tma4Consumer {
+  static constexpr int kBlockK = 128, kStageBytes = (kBlockM + kBlockN) * kBlockK, kChunk = 4;
+  static constexpr bool kOneBlock = 128 % kWarpN == 0;
+  u8* base;
+  u64* full_bar;
+  u64* empty_bar;
+  const float* sa_row0;  // this lane's row r_tile's scales (and r_tile + 8's, 8 rows on)
+  const float* sb_lo_row;
+  const float* sb_hi_row;
+  int scale_k, lane;
+
+  /// Waits for K block u's stage and issues its four MMAs into t (one commit group).
+  __device__ __forceinline__ void issue(int u, float (&t)[kWarpN / 2], int wg_m, int wg_n) const {
+    const int s = u % kStages;
+    mbar_wait(&full_bar[s], (u / kStages) & 1);
+    const u8* sa = base + s * kStageBytes;
+    const u8* sb = sa + kBlockM * kBlockK;
+    fence_operands(t);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {  // k32 step kk: +32 bytes (2 descriptor units) along the swizzled row
+      const u64 da = wgmma_desc(sa + wg_m * 64 * 128) + 2 * kk;
+      const u64 db = wgmma_desc(sb + wg_n * kWarpN * 128) + 2 * kk;
+      wgmma_fp8<kWarpN>(t, da, db, kk);
+    }
+    wgmma_commit();
+  }
+  /// Waits for K block u's MMAs (kInFlight: the next block's group stays in flight), releases its stage and
+  /// promotes t into acc with K block kb's scales.
+  template <int kJb, bool kInFlight>
+  __device__ __forceinline__ void finish(int u, int kb, float (&t)[kWarpN / 2], float (&acc)[kWarpN / 2]) const {
+    const int s = u % kStages;
+    const float sa0 = sa_row0[kb], sa1 = sa_row0[8 * scale_k + kb];
+    const float sb_lo = sb_lo_row[kb], sb_hi = kOneBlock ? sb_lo : sb_hi_row[kb];
+    if constexpr (kInFlight) wgmma_wait<1>();
+    else wgmma_wait<0>();
+    fence_operands(t);
+    __syncwarp();
+    if (lane == 0) mbar_arrive(&empty_bar[s]);
+    fp8_promote<kWarpN, kJb>(acc, t, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
+  }
+  /// The tile's k_tiles K blocks from stage use `use` on: chunks of kChunk, each straight-line and ending with
+  /// nothing in flight, then the rest one at a time.
+  template <int kJb>
+  __device__ __forceinline__ void k_loop(float (&acc)[kWarpN / 2], int use, int k_tiles, int wg_m, int wg_n) const {
+    float tmp[2][kWarpN / 2];
+    int i = 0;
+    for (; i + kChunk <= k_tiles; i += kChunk, use += kChunk) {
+      issue(use, tmp[0], wg_m, wg_n);
+      issue(use + 1, tmp[1], wg_m, wg_n);
+      finish<kJb, true>(use, i, tmp[0], acc);
+      issue(use + 2, tmp[0], wg_m, wg_n);
+      finish<kJb, true>(use + 1, i + 1, tmp[1], acc);
+      issue(use + 3, tmp[1], wg_m, wg_n);
+      finish<kJb, true>(use + 2, i + 2, tmp[0], acc);
+      finish<kJb, false>(use + 3, i + 3, tmp[1], acc);
+    }
+    for (; i < k_tiles; ++i, ++use) {
+      issue(use, tmp[0], wg_m, wg_n);
+      finish<kJb, false>(use, i, tmp[0], acc);
+    }
+  }
+};
+#endif
+
+/// sm_90a: gemm_fp8_blockscale_tma3 (a CTA a tile, split-K 1) whose TMA thread first copies the tile's scales in two
+/// bulk copies (the header's comment); the producer's other warps idle.
+// NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
+__global__ void TT_FP8_TMA3_BOUNDS((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
+gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
+  constexpr int kConsumersN = kBlockN / kWarpN;
+  constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
+  [[maybe_unused]] constexpr int kThreads = kConsumers * 128 + 128;  // the portable body's
+  constexpr int kBlockK = 128;
+  constexpr int kStageBytes = (kBlockM + kBlockN) * kBlockK;
+  constexpr int kLdC = kBlockN * 2 + 16;  // bytes per staged output row
+  constexpr bool kOneBlock = 128 % kWarpN == 0;  // as tma2's
+  using Regs = Fp8Tma3Regs<kConsumers, kWarpN>;
+  static_assert(kBlockM % 64 == 0 && kBlockM <= 256 && kBlockN <= 256 && kBlockN % kWarpN == 0 &&
+                    (kWarpN == 64 || kWarpN == 96 || kWarpN == 128) && kStages >= 2,
+                "fp8 tma4: a warpgroup per 64 x warp_n (64, 96 or 128), one box per operand");
+  static_assert(kBlockM * kLdC <= kStages * kStageBytes, "fp8 tma4: the staged output tile fits the stages");
+  static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "fp8 tma4: the fragments do not fit a consumer's registers");
+  const Fp8GemmArgs& p = args.p;
+  const GemmArgs& g = p.g;
+  const int tid = static_cast<int>(thread_x());
+  const int bm0 = static_cast<int>(block_y()) * kBlockM, bn0 = static_cast<int>(block_x()) * kBlockN;
+  [[maybe_unused]] const int k_tiles = (g.k + kBlockK - 1) / kBlockK;
+#if TT_HAS_WGMMA
+  extern __shared__ u32x4 tt_dynamic_smem[];
+  __shared__ u64 full_bar[kStages], empty_bar[kStages], scale_bar;
+  // The tile's scales (the bulk copies' destinations): a_scale's rows [kBlockM][scale_k], the rows of its (at most
+  // kScaleBlocksN) 128-column blocks of b_scale [kScaleBlocksN][scale_k]; rows past M or past N's blocks unwritten
+  // (their products are never stored).
+  constexpr int kMaxScaleK = kTma4MaxK / 128;
+  constexpr int kScaleBlocksN = kBlockN / 128 + 2;
+  __shared__ alignas(16) float s_ascale[kBlockM * kMaxScaleK];
+  __shared__ alignas(16) float s_bscale[kScaleBlocksN * kMaxScaleK];
+  u8* const base = reinterpret_cast<u8*>((reinterpret_cast<u64>(tt_dynamic_smem) + 1023) & ~static_cast<u64>(1023));
+  const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
+  const int scale_k = p.scale_k;
+  const int nb_first = bn0 >> 7, nb_last = (imin(bn0 + kBlockN, g.n) - 1) >> 7;
+  if (tid == kConsumers * 128) {
+    prefetch_tensormap(&args.a);
+    prefetch_tensormap(&args.b);
+  }
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full_bar[s], 1);  // the TMA thread's expect_tx arrival
+      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp
+    }
+    mbar_init(&scale_bar, 1);
+    fence_barrier_init();
+  }
+  sync_block();
+  if (wg == kConsumers) {
+    // The producer warpgroup: its first thread issues every copy.
+    if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
+    if (tid == kConsumers * 128) {
+      const u32 a_bytes = static_cast<u32>(imin(kBlockM, g.m - bm0) * scale_k * 4);
+      const u32 b_bytes = static_cast<u32>((nb_last - nb_first + 1) * scale_k * 4);
+      mbar_arrive_expect_tx(&scale_bar, a_bytes + b_bytes);
+      tma4_bulk_load(s_ascale, p.a_scale + static_cast<Index>(bm0) * scale_k, a_bytes, &scale_bar);
+      tma4_bulk_load(s_bscale, p.b_scale + nb_first * scale_k, b_bytes, &scale_bar);
+      for (int i = 0; i < k_tiles; ++i) {
+        const int s = i % kStages;
+        if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
+        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+        u8* sa = base + s * kStageBytes;
+        tma_load_2d(sa, &args.a, i * kBlockK, bm0, &full_bar[s]);
+        tma_load_2d(sa + kBlockM * kBlockK, &args.b, i * kBlockK, bn0, &full_bar[s]);
+      }
+    }
+  } else {
+    if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
+    const int warp = (tid % 128) / 32, lane = tid % 32;
+    const int r_tile = wg_m * 64 + warp * 16 + lane / 4;  // this lane's first row within the tile (and r + 8)
+    const int c_wg = wg_n * kWarpN;
+    const int n0 = bn0 + c_wg;
+    const int nb_lo = imin(n0, g.n - 1) >> 7, nb_hi = imin(n0 + kWarpN - 1, g.n - 1) >> 7;
+    const int jb = kOneBlock || nb_hi == nb_lo ? kWarpN / 8 : ((nb_hi << 7) - n0) / 8;  // as tma2's
+    float acc[kWarpN / 2];
+#pragma unroll
+    for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
+    const Tma4Consumer<kBlockM, kBlockN, kWarpN, kStages> consumer{base, full_bar, empty_bar, s_ascale + r_tile * scale_k,
+      s_bscale + (nb_lo - nb_first) * scale_k, s_bscale + (nb_hi - nb_first) * scale_k, scale_k, lane};
+    mbar_wait(&scale_bar, 0);
+    if constexpr (kWarpN == 96) {
+      if (jb == 4) consumer.template k_loop<4>(acc, 0, k_tiles, wg_m, wg_n);
+      else if (jb == 8) consumer.template k_loop<8>(acc, 0, k_tiles, wg_m, wg_n);
+      else consumer.template k_loop<kWarpN / 8>(acc, 0, k_tiles, wg_m, wg_n);
+    } else {
+      consumer.template k_loop<kWarpN / 8>(acc, 0, k_tiles, wg_m, wg_n);
+    }
+    {
+      // tma2's epilogue: the bf16 tile through shared memory (the stages, free after the last K block), out in
+      // 16-byte row chunks.
+      u8* const out_tile = base;
+      bar_sync_named(1, kConsumers * 128);
+#pragma unroll
+      for (int j = 0; j < kWarpN / 8; ++j) {
+        u8* const c0 = out_tile + r_tile * kLdC + (c_wg + j * 8 + (lane % 4) * 2) * 2;
+        *reinterpret_cast<u32*>(c0) = pack_bf16x2(acc[j * 4 + 0], acc[j * 4 + 1]);
+        *reinterpret_cast<u32*>(c0 + 8 * kLdC) = pack_bf16x2(acc[j * 4 + 2], acc[j * 4 + 3]);
+      }
+      bar_sync_named(1, kConsumers * 128);
+      constexpr int kChunksN = kBlockN / 8;
+      const bool vec = (g.n & 7) == 0;  // 16-byte aligned rows
+      for (int c = tid; c < kBlockM * kChunksN; c += kConsumers * 128) {
+        const int r = c / kChunksN, col = bn0 + (c % kChunksN) * 8, row = bm0 + r;
+        if (row >= g.m || col >= g.n) continue;
+        const u8* src = out_tile + r * kLdC + (c % kChunksN) * 16;
+        u16* dst = g.c + static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
+        if (vec && col + 8 <= g.n) {
+          *reinterpret_cast<u32x4*>(dst) = *reinterpret_cast<const u32x4*>(src);
+        } else {
+          for (int e = 0; e < 8 && col + e < g.n; ++e) dst[e] = reinterpret_cast<const u16*>(src)[e];
+        }
+      }
+    }
+  }
+#else
+  // As tma2's portable body (the host never selects this kernel off sm_90a): each thread computes its share.
+  const u8* const a = reinterpret_cast<const u8*>(g.a);
+  const u8* const b = reinterpret_cast<const u8*>(g.b);
+  for (int e = tid; e < kBlockM * kBlockN; e += kThreads) {
+    const int row = bm0 + e / kBlockN, col = bn0 + e % kBlockN;
+    if (row >= g.m || col >= g.n) continue;
+    float sum = 0.f;
+    for (int k0 = 0; k0 < g.k; k0 += kBlockK) {
+      float dot = 0.f;
+      for (int k = k0; k < imin(g.k, k0 + kBlockK); ++k)
+        dot += fp8_e4m3_to_f32(a[static_cast<Index>(row) * g.k + k], p.fnuz != 0) *
+               fp8_e4m3_to_f32(b[static_cast<Index>(col) * g.k + k], p.fnuz != 0);
+      sum += dot * (fp8_row_scale<Index>(p, row, k0 >> 7) * fp8_col_scale(p, col, k0 >> 7));
+    }
+    g.c[static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col)] = f32_to_bf16(sum);
+  }
+#endif
+}
+
+}  // namespace tt
