@@ -2,7 +2,7 @@
 # Session 40, call 3: tma4 (tma3 with each tile's scales in two bulk copies) checked against the reference on the ragged shapes,
 # then timed against tma3 on the same tiles (both orders) and cuBLASLt at the dense M <= 336 shapes still over it and
 # two more; then ncu's source counters of tma4's 128 x 128 tile at 336 x 3072 x 6144 (call 1 had tma3's, call 2 the per-stage TMA boxes').
-#   usage: OUT=... bash docs/bench/2026-12-05-s40/call3.sh
+#   usage: OUT=... bash docs/bench/2026-12-05-s40/call3.sh   (env ORDERS="tma3 tma4|tma4 tma3": the timing orders; NCU=0)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 t0=$SECONDS
@@ -24,7 +24,8 @@ spec() {  # $1: the kinds in order
   done
   echo "${s%;}"
 }
-for order in "tma3 tma4" "tma4 tma3"; do
+IFS="|" read -r -a orders <<< "${ORDERS:-tma3 tma4|tma4 tma3}"
+for order in "${orders[@]}"; do
   TUNETAB_TIME_FP8="$(spec "$order")" timeout 150 .carry/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.TimeConfigs*' \
     > "$OUT/time.$(echo $order | tr ' ' _).log" 2>&1
   echo "time ($order) rc=$? at $((SECONDS - t0)) s"
@@ -33,6 +34,7 @@ grep -h "^TIME\|Failure" "$OUT"/time.*.log | sed 's/,in=e4m3fn,out=bf16,scale=1x
 (cd bench && timeout 120 python3 fp8_baseline.py --shapes "336,3072,6144;304,4096,2048;336,4096,2048;256,6144,2048;256,6144,1536;1024,4096,2048;2048,6144,1536" \
   --json "$OUT/cublaslt.json") > "$OUT/cublaslt.log" 2>&1
 echo "cuBLASLt rc=$? at $((SECONDS - t0)) s"; cat "$OUT/cublaslt.log" | tail -8
+[ "${NCU:-1}" = 0 ] && { echo "total $((SECONDS - t0)) s"; exit 0; }
 mkdir -p "$OUT/ncu"
 cfg=m128n128k128_w64x128_s6_tma4_sk1
 TUNETAB_TIME_FP8="336,3072,6144:$cfg" timeout 90 ncu --clock-control none --section SourceCounters --section WarpStateStats \
