@@ -5,12 +5,13 @@
 // x 6144 (H100, docs/bench/2026-12-05-s40/call1) showed that warp as the K loop's critical path: its waits for a free
 // stage never blocked (0 of 3024) while the TMA thread's blocked in 2304 of 3024, and every consumer wait for a full
 // stage (6912 of 6912) blocked. A TMA box of 4 scale columns x the tile's rows a stage (call 2) made the TMA thread
-// the critical path instead (128 rows of 16 bytes beside the operands' 256 of 128), and ran 1.3-1.6x slower at K 2048.
+// the critical path instead (128 rows of 16 bytes beside the operands' 256 of 128), and ran 1.15-1.59x slower at K 2048.
 // In AITER's row-major layout a tile's a_scale rows [bm0, bm0 + kBlockM) x K / 128 are one contiguous range, and so
 // are its b_scale blocks' rows: the TMA thread copies both with cp.async.bulk at the start of the tile, on a barrier
 // of their own, and the consumers wait for it once, before their K loop.
-// Limits: rows of 16-byte multiples (K a multiple of 512) and K <= kTma4MaxK (the scales' shared memory); a CTA a
-// tile (kCtas 0 only: a persistent grid's next tile would overwrite the scales its consumers still read).
+// Limits: scale rows of 16-byte multiples (ceil(K / 128) a multiple of 4; the A and B boxes zero-fill a K tail) and
+// K <= kTma4MaxK (the scales' shared memory); a CTA a tile (no persistent grid: a next tile would overwrite the scales
+// its consumers still read).
 // NOTE: a header of its own, so that tma2's and tma3's code keys (and the verdicts stored against them) stay. Its
 // consumer and epilogue are tma3's, copied: the change that folds tma2 and tma3 (their headers' notes) should make the
 // scale path a template parameter and delete this copy. Device-only; no std::.

@@ -152,8 +152,8 @@ constexpr Tile kTma3Tiles[] = {
 // (m128n96, M 256-2048), 4 and 6 both judged by the tune.
 constexpr int kTma3Stages[] = {4, 6};
 // tma4: tma3 with each tile's scales copied once by two bulk copies (templates/gemm_fp8_tma4.h), on tma3's tiles and
-// stages, a CTA a tile, for K a multiple of 512 up to 8192. Not yet run on a GPU in this form (session 40 ran out of
-// device time): the tune validates and judges it. Its first form, a TMA box of scales every stage, ran 0.86x of tma3
+// stages, a CTA a tile, for ceil(K / 128) a multiple of 4 and K up to 8192. Not yet run on a GPU in this form (session
+// 40 ran out of device time): the tune validates and judges it. Its first form, a TMA box of scales every stage, ran 0.86x of tma3
 // at one tile and shape and 1.03-1.59x elsewhere (H100, docs/performance.md, session 40).
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
@@ -238,8 +238,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     return kind + ": warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
   if (c.chunked() && c.split_k != 1) return kind + ": split-K 1 only";
   if (c.math == Math::kTma4 && (p.scale_k() % 4 != 0 || p.k > 8192))
-    return "tma4: K (" + std::to_string(p.k) + ") must be a multiple of 512 (its bulk copies' scale rows: multiples of 16 "
-           "bytes) and at most 8192 (the tile's scales in shared memory)";
+    return "tma4: K (" + std::to_string(p.k) + ") must have a multiple of 4 scale blocks of 128 (its bulk copies' scale "
+           "rows: multiples of 16 bytes) and be at most 8192 (the tile's scales in shared memory)";
   if (c.math == Math::kTma4 && c.persistent > 0) return "tma4: a CTA a tile (no persistent grid)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
   if (c.persistent > 0) {

@@ -72,8 +72,8 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     {1100, 3000, 1680},  // more tiles than 132 CTAs for every persistent tile, 128 x 192 included; 14 K blocks a
                          // tile, so a persistent tma3's chunks of 4 start part-way round its ring of stages
     {200, 1000, 1680},   // 14 K blocks, the last partial: tma3's chunks of 4 and two K blocks after them
-    {1100, 3000, 2560},  // K a multiple of 512 (tma4), 20 K blocks a tile: a persistent 6-stage ring starts each
-                         // tile 2 stages on
+    {1100, 3000, 2560},  // 20 scale blocks (tma4: a multiple of 4), 20 K blocks a tile: a persistent 6-stage ring
+                         // starts each tile 2 stages on
   };
   const char* configs[] = {
     "m128n128k128_w64x128_s4_wgmma_sk1", "m64n128k128_w64x128_s3_wgmma_sk2", "m128n64k128_w64x64_s5_wgmma_sk1",
@@ -106,8 +106,8 @@ TEST_F(GemmFp8Gpu, ConfigsMatchReferenceOnRaggedShapes) {
     "m64n256k128_w64x128_s4_tma3_sk1",   "m128n64k128_w64x64_s4_tma3_sk1",   "m128n96k128_w64x96_s4_tma3_p132_sk1",
     "m128n128k128_w64x128_s4_tma3_p132_sk1", "m64n192k128_w64x96_s4_tma3_p132_sk1", "m128n96k128_w64x96_s6_tma3_sk1",
     "m128n96k128_w64x96_s6_tma3_p132_sk1",
-    // tma4 (tma3 with each tile's scales in two bulk copies; K a multiple of 512): the last tile's rows past M and
-    // column blocks past N, 96 wide across a column-block boundary, 6 stages
+    // tma4 (tma3 with each tile's scales in two bulk copies; ceil(K / 128) a multiple of 4, K 400 too): the last
+    // tile's rows past M and column blocks past N, 96 wide across a column-block boundary, 6 stages
     "m128n96k128_w64x96_s4_tma4_sk1",    "m64n192k128_w64x96_s4_tma4_sk1",   "m128n128k128_w64x128_s6_tma4_sk1",
     "m64n256k128_w64x128_s4_tma4_sk1",   "m128n64k128_w64x64_s4_tma4_sk1",   "m128n96k128_w64x96_s6_tma4_sk1",
   };

@@ -275,7 +275,8 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
                 .find("warp_n"),
             std::string::npos);
   // tma4: tma3's tiles and stages (a CTA a tile) with each tile's scales copied once, into static shared memory;
-  // the bulk copies' rows of scales are a multiple of 16 bytes only for K a multiple of 512, and hold K <= 8192.
+  // the bulk copies' rows of scales are a multiple of 16 bytes only for ceil(K / 128) a multiple of 4 (K 400 passes),
+  // and hold K <= 8192.
   const auto tma4 = gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma4_sk1");
   EXPECT_EQ(tma4.math, gemm_fp8::Math::kTma4);
   EXPECT_EQ(tma4.name(), "m128n128k128_w64x128_s6_tma4_sk1");
@@ -286,7 +287,8 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_LE(tma4.shared_bytes() + tma4.static_shared_bytes(), 232448);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma4, h200_smem));
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 4096, 8192}, tma4, h200_smem));
-  EXPECT_NE(gemm_fp8::why_unsupported({336, 4096, 1664}, tma4, h200_smem).value_or("").find("multiple of 512"), std::string::npos);
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 4096, 1664}, tma4, h200_smem).value_or("").find("multiple of 4"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({130, 200, 400}, tma4, h200_smem));
   EXPECT_NE(gemm_fp8::why_unsupported({336, 4096, 8704}, tma4, h200_smem).value_or("").find("at most 8192"), std::string::npos);
   EXPECT_FALSE(gemm_fp8::why_unsupported({336, 4096, 1664}, deep, h200_smem));
   EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, tma4, gfx942).value_or("").find("TMA"), std::string::npos);
