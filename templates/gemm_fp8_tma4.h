@@ -20,7 +20,8 @@
 
 namespace tt {
 
-/// The largest K tma4's shared memory holds the scales of (64 scale columns a row).
+/// The largest K tma4's shared memory holds the scales of (64 scale columns a row). NOTE: the host's
+/// gemm_fp8::kTma4MaxK mirrors it.
 inline constexpr int kTma4MaxK = 8192;
 
 #if TT_HAS_WGMMA

@@ -152,9 +152,9 @@ constexpr Tile kTma3Tiles[] = {
 // (m128n96, M 256-2048), 4 and 6 both judged by the tune.
 constexpr int kTma3Stages[] = {4, 6};
 // tma4: tma3 with each tile's scales copied once by two bulk copies (templates/gemm_fp8_tma4.h), on tma3's tiles and
-// stages, a CTA a tile, for ceil(K / 128) a multiple of 4 and K up to 8192. Not yet run on a GPU in this form (session
-// 40 ran out of device time): the tune validates and judges it. Its first form, a TMA box of scales every stage, ran 0.86x of tma3
-// at one tile and shape and 1.03-1.59x elsewhere (H100, docs/performance.md, session 40).
+// stages, a CTA a tile, for ceil(K / 128) a multiple of 4 and K up to kTma4MaxK. Not yet run on a GPU in this form
+// (session 40 ran out of device time): the tune validates and judges it. Its first form, a TMA box of scales every
+// stage, ran 0.86x of tma3 at one tile and shape and 1.03-1.59x elsewhere (H100, docs/performance.md, session 40).
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -233,13 +233,15 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
   if (tma && (!t.nvidia || t.arch != "sm_90a")) return "TMA exists only on sm_90a (target " + t.arch + ")";
   if (c.math == Math::kTma2 && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128 && c.warp_n != 192)
     return "tma2: warp_n 64, 96, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
-  const std::string kind = name_of(kMathNames, c.math);
-  if (c.chunked() && c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128)
-    return kind + ": warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
-  if (c.chunked() && c.split_k != 1) return kind + ": split-K 1 only";
-  if (c.math == Math::kTma4 && (p.scale_k() % 4 != 0 || p.k > 8192))
+  if (c.chunked()) {
+    const std::string kind = name_of(kMathNames, c.math);
+    if (c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128)
+      return kind + ": warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
+    if (c.split_k != 1) return kind + ": split-K 1 only";
+  }
+  if (c.math == Math::kTma4 && (p.scale_k() % 4 != 0 || p.k > kTma4MaxK))
     return "tma4: K (" + std::to_string(p.k) + ") must have a multiple of 4 scale blocks of 128 (its bulk copies' scale "
-           "rows: multiples of 16 bytes) and be at most 8192 (the tile's scales in shared memory)";
+           "rows: multiples of 16 bytes) and be at most " + std::to_string(kTma4MaxK) + " (the tile's scales in shared memory)";
   if (c.math == Math::kTma4 && c.persistent > 0) return "tma4: a CTA a tile (no persistent grid)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
   if (c.persistent > 0) {

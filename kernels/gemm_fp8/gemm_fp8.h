@@ -20,6 +20,8 @@ namespace tunetab::gemm_fp8 {
 
 inline constexpr const char* kFamily = "gemm_fp8_blockscale";
 inline constexpr int kScaleBlock = 128;  // 1 x 128 activation scales, 128 x 128 weight scales
+/// The largest K whose tile scales tma4 holds in shared memory. NOTE: mirrors tt::kTma4MaxK (gemm_fp8_tma4.h).
+inline constexpr int kTma4MaxK = 8192;
 
 /// e4m3fn (OCP: NVIDIA, gfx950; bias 7, max 448) or e4m3fnuz (gfx942; bias 8, max 240).
 enum class Fp8 { kE4m3fn, kE4m3fnuz };
@@ -90,11 +92,12 @@ struct Config {
   }
   /// Static shared memory of the TMA kernels, beside shared_bytes(): each stage's two mbarriers, and tma2's and tma3's
   /// scale rows a stage (block_m A-row scales, block_n / 128 + 2 B-block scales) plus split-K's flag and alignment;
-  /// tma4's tile scales (block_m rows and block_n / 128 + 2 B-block rows of 64 floats) and their barrier.
+  /// tma4's tile scales (block_m rows and block_n / 128 + 2 B-block rows of kTma4MaxK / 128 floats) and their barrier.
   /// NOTE: mirrors the __shared__ arrays of templates/gemm_fp8_blockscale.h and gemm_fp8_tma2.h, 3 and 4.
   int static_shared_bytes() const {
     if (!tma()) return 0;
-    if (math == Math::kTma4) return 2 * stages * 8 + 8 + (block_m + block_n / 128 + 2) * 64 * 4 + 32;
+    if (math == Math::kTma4)
+      return 2 * stages * 8 + 8 + (block_m + block_n / 128 + 2) * (kTma4MaxK / kScaleBlock) * 4 + 32;
     return 2 * stages * 8 + (math == Math::kTma ? 0 : stages * (block_m + block_n / 128 + 2) * 4 + 32);
   }
   /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
