@@ -35,6 +35,9 @@ __device__ __forceinline__ void tma4_bulk_load(void* smem, const void* gmem, u32
 
 /// tma3's consumer (Tma3Consumer) over gemm_fp8_blockscale_tma4's stages, with the tile's scales in shared memory:
 /// a_scale's rows [kBlockM][scale_k] and b_scale's [column block][scale_k], K block kb in column kb.
+struct alignas(16) f32x4 { float v[4]; };
+__device__ __forceinline__ f32x4 ld_scales4(const float* p) { return *reinterpret_cast<const f32x4*>(p); }
+
 template <int kBlockM, int kBlockN, int kWarpN, int kStages>
 struct Tma4Consumer {
   static constexpr int kBlockK = 128, kStageBytes = (kBlockM + kBlockN) * kBlockK, kChunk = 4;
@@ -64,12 +67,12 @@ struct Tma4Consumer {
     wgmma_commit();
   }
   /// Waits for K block u's MMAs (kInFlight: the next block's group stays in flight), releases its stage and
-  /// promotes t into acc with K block kb's scales.
+  /// promotes t into acc with that block's scales (sa0 / sa1: rows r_tile / r_tile + 8; sb_lo / sb_hi: the warp's
+  /// column blocks).
   template <int kJb, bool kInFlight>
-  __device__ __forceinline__ void finish(int u, int kb, float (&t)[kWarpN / 2], float (&acc)[kWarpN / 2]) const {
+  __device__ __forceinline__ void finish(int u, float sa0, float sa1, float sb_lo, float sb_hi, float (&t)[kWarpN / 2],
+                                         float (&acc)[kWarpN / 2]) const {
     const int s = u % kStages;
-    const float sa0 = sa_row0[kb], sa1 = sa_row0[8 * scale_k + kb];
-    const float sb_lo = sb_lo_row[kb], sb_hi = kOneBlock ? sb_lo : sb_hi_row[kb];
     if constexpr (kInFlight) wgmma_wait<1>();
     else wgmma_wait<0>();
     fence_operands(t);
@@ -84,18 +87,23 @@ struct Tma4Consumer {
     float tmp[2][kWarpN / 2];
     int i = 0;
     for (; i + kChunk <= k_tiles; i += kChunk, use += kChunk) {
+      // The chunk's scales, a 16-byte load a row (rows and i 16-byte aligned: scale_k and kChunk multiples of 4):
+      // a_scale's rows lie scale_k floats apart, so single floats put a warp's 8 rows into 2 banks.
+      const f32x4 a0 = ld_scales4(sa_row0 + i), a1 = ld_scales4(sa_row0 + 8 * scale_k + i);
+      const f32x4 b_lo = ld_scales4(sb_lo_row + i), b_hi = kOneBlock ? b_lo : ld_scales4(sb_hi_row + i);
       issue(use, tmp[0], wg_m, wg_n);
       issue(use + 1, tmp[1], wg_m, wg_n);
-      finish<kJb, true>(use, i, tmp[0], acc);
+      finish<kJb, true>(use, a0.v[0], a1.v[0], b_lo.v[0], b_hi.v[0], tmp[0], acc);
       issue(use + 2, tmp[0], wg_m, wg_n);
-      finish<kJb, true>(use + 1, i + 1, tmp[1], acc);
+      finish<kJb, true>(use + 1, a0.v[1], a1.v[1], b_lo.v[1], b_hi.v[1], tmp[1], acc);
       issue(use + 3, tmp[1], wg_m, wg_n);
-      finish<kJb, true>(use + 2, i + 2, tmp[0], acc);
-      finish<kJb, false>(use + 3, i + 3, tmp[1], acc);
+      finish<kJb, true>(use + 2, a0.v[2], a1.v[2], b_lo.v[2], b_hi.v[2], tmp[0], acc);
+      finish<kJb, false>(use + 3, a0.v[3], a1.v[3], b_lo.v[3], b_hi.v[3], tmp[1], acc);
     }
     for (; i < k_tiles; ++i, ++use) {
       issue(use, tmp[0], wg_m, wg_n);
-      finish<kJb, false>(use, i, tmp[0], acc);
+      const float sb_lo = sb_lo_row[i];
+      finish<kJb, false>(use, sa_row0[i], sa_row0[8 * scale_k + i], sb_lo, kOneBlock ? sb_lo : sb_hi_row[i], tmp[0], acc);
     }
   }
 };
