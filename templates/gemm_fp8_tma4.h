@@ -13,8 +13,9 @@
 // K <= kTma4MaxK (the scales' shared memory); a CTA a tile (no persistent grid: a next tile would overwrite the scales
 // its consumers still read).
 // NOTE: a header of its own, so that tma2's and tma3's code keys (and the verdicts stored against them) stay. Its
-// consumer and epilogue are tma3's, copied: the change that folds tma2 and tma3 (their headers' notes) should make the
-// scale path a template parameter and delete this copy. Device-only; no std::.
+// consumer (but for its scale reads, 16-byte loads of 4 K blocks' scales) and epilogue are tma3's, copied: the change
+// that folds tma2 and tma3 (their headers' notes) should make the scale path a template parameter and delete this
+// copy. Device-only; no std::.
 #pragma once
 #include "gemm_fp8_tma3.h"
 
@@ -33,11 +34,12 @@ __device__ __forceinline__ void tma4_bulk_load(void* smem, const void* gmem, u32
                : "memory");
 }
 
+/// Four consecutive scales; ld_scales4 reads them in one 16-byte shared load (p 16-byte aligned).
+struct alignas(16) Tma4Scales4 { float v[4]; };
+__device__ __forceinline__ Tma4Scales4 ld_scales4(const float* p) { return *reinterpret_cast<const Tma4Scales4*>(p); }
+
 /// tma3's consumer (Tma3Consumer) over gemm_fp8_blockscale_tma4's stages, with the tile's scales in shared memory:
 /// a_scale's rows [kBlockM][scale_k] and b_scale's [column block][scale_k], K block kb in column kb.
-struct alignas(16) f32x4 { float v[4]; };
-__device__ __forceinline__ f32x4 ld_scales4(const float* p) { return *reinterpret_cast<const f32x4*>(p); }
-
 template <int kBlockM, int kBlockN, int kWarpN, int kStages>
 struct Tma4Consumer {
   static constexpr int kBlockK = 128, kStageBytes = (kBlockM + kBlockN) * kBlockK, kChunk = 4;
@@ -87,10 +89,12 @@ struct Tma4Consumer {
     float tmp[2][kWarpN / 2];
     int i = 0;
     for (; i + kChunk <= k_tiles; i += kChunk, use += kChunk) {
-      // The chunk's scales, a 16-byte load a row (rows and i 16-byte aligned: scale_k and kChunk multiples of 4):
-      // a_scale's rows lie scale_k floats apart, so single floats put a warp's 8 rows into 2 banks.
-      const f32x4 a0 = ld_scales4(sa_row0 + i), a1 = ld_scales4(sa_row0 + 8 * scale_k + i);
-      const f32x4 b_lo = ld_scales4(sb_lo_row + i), b_hi = kOneBlock ? b_lo : ld_scales4(sb_hi_row + i);
+      // The chunk's scales, a 16-byte load a row (rows and i 16-byte aligned: scale_k and kChunk multiples of 4).
+      // a_scale's rows lie scale_k floats apart: single floats put a warp's 8 rows into 2 banks at K 2048 or 6144
+      // (4-way conflicts), into 1 at K 4096 or 8192 (8-way).
+      const Tma4Scales4 a0 = ld_scales4(sa_row0 + i), a1 = ld_scales4(sa_row0 + 8 * scale_k + i);
+      const Tma4Scales4 b_lo = ld_scales4(sb_lo_row + i);
+      const Tma4Scales4 b_hi = kOneBlock ? b_lo : ld_scales4(sb_hi_row + i);
       issue(use, tmp[0], wg_m, wg_n);
       issue(use + 1, tmp[1], wg_m, wg_n);
       finish<kJb, true>(use, a0.v[0], a1.v[0], b_lo.v[0], b_hi.v[0], tmp[0], acc);
@@ -102,8 +106,8 @@ struct Tma4Consumer {
     }
     for (; i < k_tiles; ++i, ++use) {
       issue(use, tmp[0], wg_m, wg_n);
-      const float sb_lo = sb_lo_row[i];
-      finish<kJb, false>(use, sa_row0[i], sa_row0[8 * scale_k + i], sb_lo, kOneBlock ? sb_lo : sb_hi_row[i], tmp[0], acc);
+      const float sb_lo = sb_lo_row[i], sb_hi = kOneBlock ? sb_lo : sb_hi_row[i];
+      finish<kJb, false>(use, sa_row0[i], sa_row0[8 * scale_k + i], sb_lo, sb_hi, tmp[0], acc);
     }
   }
 };
