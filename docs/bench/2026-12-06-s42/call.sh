@@ -3,8 +3,9 @@
 # orders, and cuBLASLt on the same shapes; then on an H200 session 38's call.sh (the FP8 keys re-tuned with tma4 and
 # its 64 x 160 tile in the space, resumed from runs/glm5.db.gz, and the benchmark on the exported tables when the tune
 # ends with rc 0); on another GPU the ragged-shape test instead. TIMES=0 leaves the timings out. Outputs: time.*.log,
-# cublaslt.*, ragged.log, glm5.tune.log, glm5.db.gz, glm5.tables.tgz, bench.tgz.
-#   usage: OUT=... bash docs/bench/2026-12-06-s42/call.sh   (env TOTAL_S=560, TIMES=1)
+# cublaslt.*, ragged.log, glm5.tune.log, glm5.db.gz, glm5.tables.tgz, bench.tgz. RAGGED=0 leaves the ragged-shape test
+# out (gpu_check's first part runs it).
+#   usage: OUT=... bash docs/bench/2026-12-06-s42/call.sh   (env TOTAL_S=560, TIMES=1, RAGGED=1)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 t0=$SECONDS
@@ -35,6 +36,7 @@ if [ "${TIMES:-1}" != 0 ]; then
   echo "cuBLASLt rc=$? at $((SECONDS - t0)) s"; tail -n 7 "$OUT/cublaslt.log"
 fi
 if [[ $gpu != *H200* ]]; then
+  [ "${RAGGED:-1}" = 0 ] && { echo "not an H200: no tune; total $((SECONDS - t0)) s"; exit 0; }
   timeout 150 .carry/tunetab_gpu_tests --gtest_filter='GemmFp8Gpu.ConfigsMatchReferenceOnRaggedShapes' > "$OUT/ragged.log" 2>&1
   echo "ragged rc=$? at $((SECONDS - t0)) s"; grep -E "Failure|PASSED|FAILED|OK \]" "$OUT/ragged.log" | head -n 12
   echo "not an H200: no tune; total $((SECONDS - t0)) s"; exit 0
