@@ -155,13 +155,6 @@ constexpr int kTma3Stages[] = {4, 6};
 // stages, a CTA a tile, for ceil(K / 128) a multiple of 4 and K up to kTma4MaxK. On the H100 its 128-row tiles ran
 // 0.79-0.94x of tma3's at 336 x 3072 x 6144, and at K 1536-2048 it is within a few percent of tma3 either way
 // (docs/performance.md, session 41): the tune judges it per shape.
-// tma4 only: 64 x 160 in two consumers of 80 columns. At M 257-320 its 5 x 26 tiles of N 4096 fill 130 of 132 SMs
-// (64 x 192: 110), each with 5/6 of the work of a 64 x 192 tile, where the K 2048 shapes stay over cuBLASLt.
-// 6 stages only: with 4, ptxas spilled (about 1 KB a thread at 168 registers; 6 stages: 166, none).
-constexpr Tile kTma4ExtraTiles[] = {
-  {  64,     160,     64,    80 },
-};
-constexpr int kTma4ExtraStages[] = {6};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -211,8 +204,6 @@ std::vector<Config> enumerate() {
     for (int s : kTma3Stages) add_tma(t, s, Math::kTma3, kSplitOne);
   for (const Tile& t : kTma3Tiles)
     for (int s : kTma3Stages) add(t, 128, s, Math::kTma4, 1);
-  for (const Tile& t : kTma4ExtraTiles)
-    for (int s : kTma4ExtraStages) add(t, 128, s, Math::kTma4, 1);
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -244,9 +235,8 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     return "tma2: warp_n 64, 96, 128 or 192 (a warpgroup's columns in at most two 128-column scale blocks)";
   if (c.chunked()) {
     const std::string kind = name_of(kMathNames, c.math);
-    if (c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128 && !(c.math == Math::kTma4 && c.warp_n == 80))
-      return kind + ": warp_n 64, 96 or 128, or 80 for tma4 (two promotion fragments and the accumulator in a consumer's "
-                    "registers; tma4's header holds the 80-wide MMA)";
+    if (c.warp_n != 64 && c.warp_n != 96 && c.warp_n != 128)
+      return kind + ": warp_n 64, 96 or 128 (two promotion fragments and the accumulator in a consumer's registers)";
     if (c.split_k != 1) return kind + ": split-K 1 only";
   }
   if (c.math == Math::kTma4 && (p.scale_k() % 4 != 0 || p.k > kTma4MaxK))

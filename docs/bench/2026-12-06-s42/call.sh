@@ -6,6 +6,8 @@
 # cublaslt.*, ragged.log, glm5.tune.log, glm5.db.gz, glm5.tables.tgz, bench.tgz. RAGGED=0 leaves the ragged-shape test
 # out (gpu_check's first part runs it).
 #   usage: OUT=... bash docs/bench/2026-12-06-s42/call.sh   (env TOTAL_S=560, TIMES=1, RAGGED=1)
+# Call 1 (H100, 52d627a) timed the 64 x 160 tile: never the fastest at these six shapes (docs/performance.md, session 42);
+# the tile was reverted, so its configs no longer exist: run it with TIMES=0 from then on.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 t0=$SECONDS
