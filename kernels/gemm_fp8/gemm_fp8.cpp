@@ -154,7 +154,9 @@ constexpr int kTma3Stages[] = {4, 6};
 // tma4: tma3 with each tile's scales copied once by two bulk copies (templates/gemm_fp8_tma4.h), on tma3's tiles and
 // stages, a CTA a tile, for ceil(K / 128) a multiple of 4 and K up to kTma4MaxK. On the H100 its 128-row tiles ran
 // 0.79-0.94x of tma3's at 336 x 3072 x 6144, and at K 1536-2048 it is within a few percent of tma3 either way
-// (docs/performance.md, session 41): the tune judges it per shape.
+// (docs/performance.md, session 41): the tune judges it per shape. A 64 x 160 tile of two 80-wide consumers (130 CTAs
+// at 304 x 4096 where 64 x 192 makes 110) ran 1% faster than 64 x 192 and slower than 128 x 96 there (H100, session 42):
+// these K loops are not bound by the SMs' MMA rate; not kept.
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
