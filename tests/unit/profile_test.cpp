@@ -316,6 +316,13 @@ TEST(Profile, BadEnvelopeNamesTheSetting) {
   const TempConfig bad("tunetab_bad_profile.cfg", "tp = 8\ntensor-parallel = 8\n");
   expect_input_error([&] { envelope({}, bad.path.string()); }, "tunetab_bad_profile.cfg: ");
   expect_input_error([&] { envelope({}, bad.path.string()); }, "'tensor-parallel'");
+  // A bad value read from a profile names the file and its key; a flag's names the flag, even with a profile.
+  const TempConfig quant("tunetab_bad_quant.cfg", "hf-config = x.json\nquant = fp9\ntp = 0\n");
+  expect_input_error([&] { envelope({"--tp", "8"}, quant.path.string()); },
+                     quant.path.string() + ": quant 'fp9': expected one of bf16, fp8-block128, fp8-per-token");
+  expect_input_error([&] { envelope({"--quant", "bf16"}, quant.path.string()); }, quant.path.string() + ": tp 0: expected");
+  expect_input_error([&] { envelope({"--quant", "fp4", "--tp", "8"}, quant.path.string()); }, "--quant 'fp4'");
+  EXPECT_EQ(envelope({"--quant", "bf16", "--tp", "8"}, quant.path.string()).tp, 8);
 }
 
 TEST(Profile, BadConfigNamesFileAndField) {

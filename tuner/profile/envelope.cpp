@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "tuner/error.h"
 #include "tuner/names.h"
@@ -87,19 +88,10 @@ po::options_description envelope_options() {
   return o;
 }
 
-Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool need_model) {
-  const bool hf_config_flag = vm.count("hf-config") > 0;
-  if (!profile.empty()) {
-    std::ifstream in(profile);
-    if (!in) throw_input(profile + ": cannot open the profile");
-    try {
-      // NOTE: store() keeps values already stored from flags, so flags override the file.
-      po::store(po::parse_config_file(in, envelope_options()), vm);
-    } catch (const po::error& e) {
-      throw_input(profile + ": " + e.what());
-    }
-  }
-  po::notify(vm);
+namespace {
+
+/// The envelope from `vm` as stored (flags over the profile's keys), checked.
+Envelope read_envelope(const po::variables_map& vm, const std::string& profile, bool hf_config_flag, bool need_model) {
   Envelope env;
   if (vm.count("hf-config")) {
     std::filesystem::path p = vm["hf-config"].as<std::string>();
@@ -120,6 +112,37 @@ Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool n
   env.validate();
   if (env.cu_num == 0) env.cu_num = usual_cu_num(env.gfx);
   return env;
+}
+
+}  // namespace
+
+Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool need_model) {
+  const bool hf_config_flag = vm.count("hf-config") > 0;
+  std::set<std::string> flags;  // keys given as flags: the rest came from the profile (or are defaults)
+  for (const auto& [key, value] : vm)
+    if (!value.defaulted()) flags.insert(key);
+  if (!profile.empty()) {
+    std::ifstream in(profile);
+    if (!in) throw_input(profile + ": cannot open the profile");
+    try {
+      // NOTE: store() keeps values already stored from flags, so flags override the file.
+      po::store(po::parse_config_file(in, envelope_options()), vm);
+    } catch (const po::error& e) {
+      throw_input(profile + ": " + e.what());
+    }
+  }
+  po::notify(vm);
+  try {
+    return read_envelope(vm, profile, hf_config_flag, need_model);
+  } catch (const Error& e) {
+    // Errors name the setting as a flag ("--quant 'fp9': ..."); one read from the profile names the file and its key.
+    const std::string what = e.what();
+    const std::size_t end = what.find_first_of(" :'", 2);
+    const std::string key = what.rfind("--", 0) == 0 && end != std::string::npos ? what.substr(2, end - 2) : "";
+    if (e.kind() != ErrorKind::kInput || profile.empty() || key.empty() || flags.count(key) || !vm.count(key) || vm[key].defaulted())
+      throw;
+    throw_input(profile + ": " + what.substr(2));
+  }
 }
 
 }  // namespace tunetab::profile
