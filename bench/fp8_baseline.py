@@ -5,9 +5,10 @@ scales and 128x128 weight scales (cuBLASLt's blockwise kernels), timed exactly a
 rate (tensor-wise scaled 8192^3) that the roofline uses. A shape cuBLASLt cannot serve is recorded with its
 error (it has no blockwise kernel for M = 1, for one).
 
-usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]
+usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]   (env TUNETAB_TIME_SETS=N: N input sets, 1 keeps them in L2)
 """
 import json
+import os
 
 import torch
 
@@ -57,7 +58,9 @@ def main():
         roof_us = max(set_bytes / bw, 2 * m * n * k / rate) * 1e6
         row = {"m": m, "n": n, "k": k, "roofline_us": roof_us}
         try:
-            sets = rotating_sets(set_bytes, props.L2_cache_size)
+            # TUNETAB_TIME_SETS=N: N input sets instead of the rotation over 2x L2 (as tunetab's timing test).
+            sets = int(os.environ["TUNETAB_TIME_SETS"]) if os.environ.get("TUNETAB_TIME_SETS") else \
+                rotating_sets(set_bytes, props.L2_cache_size)
             ops = [operands(m, n, k, g) for _ in range(sets)]
             a, b, sa, sb = ops[0]
             got = torch._scaled_mm(a, b.t(), sa, sb, out_dtype=torch.bfloat16).float()

@@ -237,7 +237,7 @@ TEST_F(GemmFp8Gpu, OneAllocationServesEverySmallerM) {
 
 // A tool more than a test: with TUNETAB_TIME_FP8="M,N,K:config,...[;M,N,K:...]" it validates each config on that
 // e4m3fn shape and times it with the tuner's method (rotating sets, graph replays): A/B comparisons of kernel
-// changes, and a target for Nsight.
+// changes, and a target for Nsight. TUNETAB_TIME_SETS=N times over N input sets instead (bench/fp8_baseline.py too).
 TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
   const char* spec = std::getenv("TUNETAB_TIME_FP8");
   if (spec == nullptr) GTEST_SKIP() << "set TUNETAB_TIME_FP8=M,N,K:config,... to time configs";
@@ -264,7 +264,10 @@ TEST_F(GemmFp8Gpu, TimeConfigsFromEnvironment) {
         std::printf("TIME %s %s unsupported: %s\n", p.key().c_str(), name.c_str(), why->c_str());
         continue;
       }
-      gemm_fp8::Workload w(p, 17, rotating_sets_for(p.min_bytes(), facts_.l2_bytes), gemm_fp8::workspace_bytes(p, c));
+      // TUNETAB_TIME_SETS=N: N input sets instead of the rotation over 2x L2 (1: the operands stay in L2).
+      const char* sets_env = std::getenv("TUNETAB_TIME_SETS");
+      const int sets = sets_env ? std::max(1, std::atoi(sets_env)) : rotating_sets_for(p.min_bytes(), facts_.l2_bytes);
+      gemm_fp8::Workload w(p, 17, sets, gemm_fp8::workspace_bytes(p, c));
       Stream s;
       const std::vector<const Module*> pipeline = {&module_for(c, 32)};
       w.poison_output();
