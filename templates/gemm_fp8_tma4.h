@@ -34,13 +34,15 @@ __device__ __forceinline__ void tma4_bulk_load(void* smem, const void* gmem, u32
                : "memory");
 }
 
+__device__ __forceinline__ int tma4_nonneg(int v) { return v > 0 ? v : 0; }
+
 /// Four consecutive scales; ld_scales4 reads them in one 16-byte shared load (p 16-byte aligned).
 struct alignas(16) Tma4Scales4 { float v[4]; };
 __device__ __forceinline__ Tma4Scales4 ld_scales4(const float* p) { return *reinterpret_cast<const Tma4Scales4*>(p); }
 
 /// tma3's consumer (Tma3Consumer) over gemm_fp8_blockscale_tma4's stages, with the tile's scales in shared memory:
 /// a_scale's rows [kBlockM][scale_k] and b_scale's [column block][scale_k], K block kb in column kb.
-template <int kBlockM, int kBlockN, int kWarpN, int kStages>
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, int kClusterM, int kClusterN>
 struct Tma4Consumer {
   static constexpr int kBlockK = 128, kStageBytes = (kBlockM + kBlockN) * kBlockK, kChunk = 4;
   static constexpr bool kOneBlock = 128 % kWarpN == 0;
@@ -51,7 +53,21 @@ struct Tma4Consumer {
   const float* sb_lo_row;
   const float* sb_hi_row;
   int scale_k, lane;
+  u32 cx, cy;  // this CTA's place in its cluster (0, 0 without one)
 
+  /// Stage s is read: every producer that fills it may refill it. In a cluster those are the producers of this CTA's
+  /// cluster row (A's slices) and column (B's), this CTA's own once.
+  __device__ __forceinline__ void release(int s) const {
+    if constexpr (kClusterM * kClusterN == 1) {
+      mbar_arrive(&empty_bar[s]);
+    } else {
+#pragma unroll
+      for (u32 q = 0; q < kClusterN; ++q) mbar_arrive_cluster(&empty_bar[s], cy * kClusterN + q);
+#pragma unroll
+      for (u32 q = 0; q < kClusterM; ++q)
+        if (q != cy) mbar_arrive_cluster(&empty_bar[s], cx + q * kClusterN);
+    }
+  }
   /// Waits for K block u's stage and issues its four MMAs into t (one commit group).
   __device__ __forceinline__ void issue(int u, float (&t)[kWarpN / 2], int wg_m, int wg_n) const {
     const int s = u % kStages;
@@ -79,7 +95,7 @@ struct Tma4Consumer {
     else wgmma_wait<0>();
     fence_operands(t);
     __syncwarp();
-    if (lane == 0) mbar_arrive(&empty_bar[s]);
+    if (lane == 0) release(s);
     fp8_promote<kWarpN, kJb>(acc, t, sa0 * sb_lo, sa1 * sb_lo, sa0 * sb_hi, sa1 * sb_hi);
   }
   /// The tile's k_tiles K blocks from stage use `use` on: chunks of kChunk, each straight-line and ending with
@@ -116,7 +132,7 @@ struct Tma4Consumer {
 /// sm_90a: gemm_fp8_blockscale_tma3 (a CTA a tile, split-K 1) whose TMA thread first copies the tile's scales in two
 /// bulk copies (the header's comment); the producer's other warps idle.
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
-template <int kBlockM, int kBlockN, int kWarpN, int kStages, typename Index>
+template <int kBlockM, int kBlockN, int kWarpN, int kStages, int kClusterM, int kClusterN, typename Index>
 __global__ void TT_FP8_TMA3_BOUNDS((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
 gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
@@ -132,6 +148,11 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
                 "fp8 tma4: a warpgroup per 64 x warp_n (64, 96 or 128), one box per operand");
   static_assert(kBlockM * kLdC <= kStages * kStageBytes, "fp8 tma4: the staged output tile fits the stages");
   static_assert(Regs::kRaised == 0 || Regs::kRaised >= Regs::kNeed, "fp8 tma4: the fragments do not fit a consumer's registers");
+  constexpr bool kCluster = kClusterM * kClusterN > 1;
+  constexpr int kSliceA = kBlockM / kClusterN, kSliceB = kBlockN / kClusterM;  // rows a CTA copies of each shared tile
+  static_assert(kSliceA * kClusterN == kBlockM && kSliceB * kClusterM == kBlockN && kSliceA % 8 == 0 && kSliceB % 8 == 0 &&
+                    kClusterM * kClusterN <= 8,
+                "fp8 tma4: cluster slices of whole 8-row swizzle atoms, at most 8 CTAs");
   const Fp8GemmArgs& p = args.p;
   const GemmArgs& g = p.g;
   const int tid = static_cast<int>(thread_x());
@@ -158,29 +179,50 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);  // the TMA thread's expect_tx arrival
-      mbar_init(&empty_bar[s], kConsumers * 4);  // every consumer warp
+      mbar_init(&empty_bar[s], kConsumers * 4 * (kClusterM + kClusterN - 1));  // every consumer warp the stage feeds
     }
     mbar_init(&scale_bar, 1);
     fence_barrier_init();
   }
-  sync_block();
+  // NOTE: in a cluster the peers' copies and arrivals target these barriers: initialised cluster-wide first.
+  if constexpr (kCluster) cluster_sync();
+  else sync_block();
+  // This CTA's place in its cluster: rank = cx + cy * kClusterN; its cluster row shares A, its column B.
+  const u32 cx = kCluster ? cluster_ctaid_x() : 0u, cy = kCluster ? cluster_ctaid_y() : 0u;
   if (wg == kConsumers) {
     // The producer warpgroup: its first thread issues every copy.
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
     if (tid == kConsumers * 128) {
-      const u32 a_bytes = static_cast<u32>(imin(kBlockM, g.m - bm0) * scale_k * 4);
-      const u32 b_bytes = static_cast<u32>((nb_last - nb_first + 1) * scale_k * 4);
+      // A cluster's padding CTA (past the last row or column tile) has no scales to copy.
+      const u32 a_bytes = static_cast<u32>(tma4_nonneg(imin(kBlockM, g.m - bm0)) * scale_k * 4);
+      const u32 b_bytes = static_cast<u32>(tma4_nonneg(nb_last - nb_first + 1) * scale_k * 4);
       mbar_arrive_expect_tx(&scale_bar, a_bytes + b_bytes);
-      tma4_bulk_load(s_ascale, p.a_scale + static_cast<Index>(bm0) * scale_k, a_bytes, &scale_bar);
-      tma4_bulk_load(s_bscale, p.b_scale + nb_first * scale_k, b_bytes, &scale_bar);
+      if (a_bytes > 0) tma4_bulk_load(s_ascale, p.a_scale + static_cast<Index>(bm0) * scale_k, a_bytes, &scale_bar);
+      if (b_bytes > 0) tma4_bulk_load(s_bscale, p.b_scale + nb_first * scale_k, b_bytes, &scale_bar);
+      // In a cluster each CTA copies its slice of the shared tiles to every CTA that shares them (TMA multicast):
+      // the whole stage lands in each CTA, peers' slices included.
+      const int ra = static_cast<int>(cx) * kSliceA, rb = static_cast<int>(cy) * kSliceB;
+      const u16 row_mask = static_cast<u16>(((1u << kClusterN) - 1) << (cy * kClusterN));
+      u16 column_mask = 0;
+#pragma unroll
+      for (int j = 0; j < kClusterM; ++j) column_mask |= static_cast<u16>(1u << (cx + j * kClusterN));
       for (int i = 0; i < k_tiles; ++i) {
         const int s = i % kStages;
         if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
         mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
         u8* sa = base + s * kStageBytes;
-        tma_load_2d(sa, &args.a, i * kBlockK, bm0, &full_bar[s]);
-        tma_load_2d(sa + kBlockM * kBlockK, &args.b, i * kBlockK, bn0, &full_bar[s]);
+        u8* sb = sa + kBlockM * kBlockK;
+        if constexpr (kClusterN > 1) tma_load_2d_multicast(sa + ra * kBlockK, &args.a, i * kBlockK, bm0 + ra, &full_bar[s], row_mask);
+        else tma_load_2d(sa, &args.a, i * kBlockK, bm0, &full_bar[s]);
+        if constexpr (kClusterM > 1) tma_load_2d_multicast(sb + rb * kBlockK, &args.b, i * kBlockK, bn0 + rb, &full_bar[s], column_mask);
+        else tma_load_2d(sb, &args.b, i * kBlockK, bn0, &full_bar[s]);
       }
+      // NOTE: in a cluster, the producer's tail (as CUTLASS's): it waits until every stage it filled has been released
+      // by the consumers of every CTA it feeds, so no peer's arrival on this CTA's barriers and none of its own copies
+      // into a peer are still in flight when this CTA exits; no cluster barrier at the end, whose release would make
+      // every thread wait for its output stores.
+      if constexpr (kCluster)
+        for (int i = k_tiles > kStages ? k_tiles - kStages : 0; i < k_tiles; ++i) mbar_wait(&empty_bar[i % kStages], (i / kStages) & 1);
     }
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
@@ -193,8 +235,11 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     float acc[kWarpN / 2];
 #pragma unroll
     for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
-    const Tma4Consumer<kBlockM, kBlockN, kWarpN, kStages> consumer{base, full_bar, empty_bar, s_ascale + r_tile * scale_k,
-      s_bscale + (nb_lo - nb_first) * scale_k, s_bscale + (nb_hi - nb_first) * scale_k, scale_k, lane};
+    // A padding CTA's columns lie past N (nb_lo < nb_first): it reads the first B-block row, unwritten; its products
+    // are never stored.
+    const int lo_row = tma4_nonneg(nb_lo - nb_first), hi_row = tma4_nonneg(nb_hi - nb_first);
+    const Tma4Consumer<kBlockM, kBlockN, kWarpN, kStages, kClusterM, kClusterN> consumer{base, full_bar, empty_bar,
+      s_ascale + r_tile * scale_k, s_bscale + lo_row * scale_k, s_bscale + hi_row * scale_k, scale_k, lane, cx, cy};
     mbar_wait(&scale_bar, 0);
     if constexpr (kWarpN == 96) {
       if (jb == 4) consumer.template k_loop<4>(acc, 0, k_tiles, wg_m, wg_n);

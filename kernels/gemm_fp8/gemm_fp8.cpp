@@ -48,18 +48,21 @@ nlohmann::json Problem::to_json() const {
 
 std::string Config::name() const {
   char buf[128];
-  const std::string pers = persistent > 0 ? "_p" + std::to_string(persistent) : "";
+  const std::string pers = (persistent > 0 ? "_p" + std::to_string(persistent) : "") +
+                           (cluster_m > 1 ? "_c" + std::to_string(cluster_m) : "") +
+                           (cluster_n > 1 ? "_cn" + std::to_string(cluster_n) : "");
   std::snprintf(buf, sizeof(buf), "m%dn%dk%d_w%dx%d_s%d_%s%s_sk%d", block_m, block_n, block_k, warp_m, warp_n, stages,
                 name_of(kMathNames, math).c_str(), pers.c_str(), split_k);
   return buf;
 }
 
 Config Config::from_name(const std::string& name) {
-  static const std::regex re(R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z][a-z0-9]*)(?:_p(\d+))?_sk(\d+))");
+  static const std::regex re(
+      R"(m(\d+)n(\d+)k(\d+)_w(\d+)x(\d+)_s(\d+)_([a-z][a-z0-9]*)(?:_p(\d+))?(?:_c(\d+))?(?:_cn(\d+))?_sk(\d+))");
   std::smatch mt;
   if (!std::regex_match(name, mt, re))
     throw_input("kernel name '" + name + "' is not a tunetab gemm_fp8_blockscale config (expected " +
-                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|tma3|tma4|skinny[_p<CTAS>]_sk<SK>)");
+                "m<BM>n<BN>k<BK>_w<WM>x<WN>_s<S>_simt|mma|wgmma|tma|tma2|tma3|tma4|skinny[_p<CTAS>][_c<CM>][_cn<CN>]_sk<SK>)");
   Config c;
   c.block_m = std::stoi(mt[1]);
   c.block_n = std::stoi(mt[2]);
@@ -69,14 +72,16 @@ Config Config::from_name(const std::string& name) {
   c.stages = std::stoi(mt[6]);
   c.math = value_named(kMathNames, mt[7].str(), "gemm_fp8_blockscale math path in '" + name + "'");
   if (mt[8].matched) c.persistent = std::stoi(mt[8]);
-  c.split_k = std::stoi(mt[9]);
+  if (mt[9].matched) c.cluster_m = std::stoi(mt[9]);
+  if (mt[10].matched) c.cluster_n = std::stoi(mt[10]);
+  c.split_k = std::stoi(mt[11]);
   return c;
 }
 
 nlohmann::json Config::to_json() const {
   return {{"block_m", block_m}, {"block_n", block_n}, {"block_k", block_k}, {"warp_m", warp_m}, {"warp_n", warp_n},
           {"stages", stages},   {"math", name_of(kMathNames, math)},      {"split_k", split_k},
-          {"persistent", persistent}};
+          {"persistent", persistent}, {"cluster_m", cluster_m}, {"cluster_n", cluster_n}};
 }
 
 namespace {
@@ -157,6 +162,8 @@ constexpr int kTma3Stages[] = {4, 6};
 // (docs/performance.md, session 41): the tune judges it per shape. A 64 x 160 tile of two 80-wide consumers (130 CTAs
 // at 304 x 4096 where 64 x 192 makes 110) ran 1% faster than 64 x 192 and slower than 128 x 96 there (H100, session 42):
 // these K loops are not bound by the SMs' MMA rate; not kept.
+// tma4 clusters {cluster_m, cluster_n}: CTAs along M sharing each B tile, along N sharing each A tile, by TMA multicast.
+constexpr std::pair<int, int> kTma4Clusters[] = {{1, 2}, {1, 4}, {2, 1}, {2, 2}};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};
@@ -205,7 +212,14 @@ std::vector<Config> enumerate() {
   for (const Tile& t : kTma3Tiles)
     for (int s : kTma3Stages) add_tma(t, s, Math::kTma3, kSplitOne);
   for (const Tile& t : kTma3Tiles)
-    for (int s : kTma3Stages) add(t, 128, s, Math::kTma4, 1);
+    for (int s : kTma3Stages) {
+      add(t, 128, s, Math::kTma4, 1);
+      for (const auto& [cm, cn] : kTma4Clusters) {
+        add(t, 128, s, Math::kTma4, 1);
+        out.back().cluster_m = cm;
+        out.back().cluster_n = cn;
+      }
+    }
   for (int rows : kSkinnyRows)
     for (std::size_t i = 0; i < std::size(kSkinnyTiles); ++i)
       for (int sk : kSplits)
@@ -246,6 +260,20 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
            "rows: multiples of 16 bytes) and be at most " + std::to_string(kTma4MaxK) + " (the tile's scales in shared memory)";
   if (c.math == Math::kTma4 && c.persistent > 0) return "tma4: a CTA a tile (no persistent grid)";
   const std::int64_t tiles = ceil_div(p.m, c.block_m) * ceil_div(p.n, c.block_n);
+  if (c.cluster_m != 1 || c.cluster_n != 1) {
+    const auto one_of = [](int v) { return v == 1 || v == 2 || v == 4; };
+    if (c.math != Math::kTma4) return "clusters: tma4 only";
+    if (!one_of(c.cluster_m) || !one_of(c.cluster_n) || c.cluster_m * c.cluster_n > 4)
+      return "clusters: 1, 2 or 4 CTAs along M and N, at most 4 in all";
+    if (c.block_n % c.cluster_m != 0 || (c.block_n / c.cluster_m) % 8 != 0 || c.block_m % c.cluster_n != 0 ||
+        (c.block_m / c.cluster_n) % 8 != 0)
+      return "clusters: each CTA's slice of a shared tile is whole 8-row swizzle atoms";
+    // NOTE: speed rules (coverage checks with no CU count): a cluster along a dimension of one tile only adds padding CTAs.
+    if (t.cu_count > 0 && c.cluster_m > 1 && ceil_div(p.m, c.block_m) < c.cluster_m)
+      return "clusters along M need at least " + std::to_string(c.cluster_m) + " row tiles";
+    if (t.cu_count > 0 && c.cluster_n > 1 && ceil_div(p.n, c.block_n) < c.cluster_n)
+      return "clusters along N need at least " + std::to_string(c.cluster_n) + " column tiles";
+  }
   if (c.persistent > 0) {
     if (!tma || c.split_k != 1) return "persistent grids are TMA kernels with split-K 1";
     if (t.cu_count > 0 && c.persistent != t.cu_count)
@@ -272,7 +300,7 @@ std::optional<std::string> why_unsupported(const Problem& p, const Config& c, co
     return "e4m3fnuz is an AMD format: NVIDIA fp8 tensor cores take e4m3fn (the simt and skinny paths decode it)";
   if (c.math == Math::kSkinny && p.m > c.block_m)
     return "skinny kernel for M <= " + std::to_string(c.block_m) + " (M = " + std::to_string(p.m) + ")";
-  if (ceil_div(p.m, c.block_m) > 65535) return "M / block_m exceeds the grid's y limit (65535)";
+  if (ceil_div(p.m, c.block_m * c.cluster_m) * c.cluster_m > 65535) return "M / block_m exceeds the grid's y limit (65535)";
   // NOTE: the dynamic and the static shared memory together: a persistent tma3 128 x 128 with 6 stages asked for the
   // whole 227 KiB dynamically and its launch failed (CUDA_ERROR_INVALID_VALUE, session 38).
   if (t.max_smem_per_block > 0 && c.shared_bytes() + c.static_shared_bytes() > t.max_smem_per_block)
@@ -336,7 +364,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
     k.source = "#include \"gemm_fp8_tma4.h\"\n";
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =
-        "tt::gemm_fp8_blockscale_tma4<" + list({c.block_m, c.block_n, c.warp_n, c.stages}) + index + ">";
+        "tt::gemm_fp8_blockscale_tma4<" + list({c.block_m, c.block_n, c.warp_n, c.stages, c.cluster_m, c.cluster_n}) + index + ">";
   } else if (c.math == Math::kTma) {
     k.parameters = "const tt::Fp8GemmTmaArgs";
     k.name_expression =

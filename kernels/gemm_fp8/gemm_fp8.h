@@ -68,6 +68,7 @@ struct Config {
   Math math = Math::kTensorCore;
   int split_k = 1;  // run-time, except that tma2 compiles split-K 1 and split-K > 1 apart
   int persistent = 0;  // TMA: a grid of this many CTAs (one per SM) walking the tiles; 0: a CTA per tile
+  int cluster_m = 1, cluster_n = 1;  // tma4: clusters of CTAs sharing B (along M) and A (along N) by TMA multicast
 
   /// The TMA producer + wgmma consumer kernels (sm_90a only).
   bool tma() const { return math == Math::kTma || math == Math::kTma2 || math == Math::kTma3 || math == Math::kTma4; }
@@ -100,7 +101,8 @@ struct Config {
       return 2 * stages * 8 + 8 + (block_m + block_n / 128 + 2) * (kTma4MaxK / kScaleBlock) * 4 + 32;
     return 2 * stages * 8 + (math == Math::kTma ? 0 : stages * (block_m + block_n / 128 + 2) * 4 + 32);
   }
-  /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent): stable, parsed back by from_name().
+  /// "m128n128k128_w64x128_s4_wgmma_sk1" ("..._tma_p132_sk1" persistent, "..._tma4_c2_sk1" / "..._tma4_cn2_sk1"
+  /// clusters along M / N): stable, parsed back by from_name().
   std::string name() const;
   static Config from_name(const std::string& name);
   nlohmann::json to_json() const;

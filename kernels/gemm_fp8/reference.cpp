@@ -198,8 +198,9 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   } tma_args;
   if (c.tma()) {
     tma_args.p = args;
-    tma_args.a = tensor_map_2d(st.a.get(), 1, p_.k, p_.m, p_.k, 128, c.block_m);
-    tma_args.b = tensor_map_2d(st.b.get(), 1, p_.k, p_.n, p_.k, 128, c.block_n);
+    // A cluster's CTAs each copy a slice of the tiles they share: boxes of the slice's rows.
+    tma_args.a = tensor_map_2d(st.a.get(), 1, p_.k, p_.m, p_.k, 128, c.block_m / c.cluster_n);
+    tma_args.b = tensor_map_2d(st.b.get(), 1, p_.k, p_.n, p_.k, 128, c.block_n / c.cluster_m);
     params[0] = &tma_args;
   }
   LaunchDims d;
@@ -211,6 +212,11 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
     d.grid[0] = static_cast<unsigned>(std::min<std::int64_t>(c.persistent, std::int64_t{d.grid[0]} * d.grid[1]));
     d.grid[1] = 1;
   }
+  // NOTE: a cluster's CTAs must all exist: the grid is padded, and the extra CTAs only load and share.
+  d.grid[0] = (d.grid[0] + c.cluster_n - 1) / c.cluster_n * c.cluster_n;
+  d.grid[1] = (d.grid[1] + c.cluster_m - 1) / c.cluster_m * c.cluster_m;
+  d.cluster[0] = static_cast<unsigned>(c.cluster_n);
+  d.cluster[1] = static_cast<unsigned>(c.cluster_m);
   d.block[0] = static_cast<unsigned>(c.threads());
   d.shared_bytes = static_cast<unsigned>(c.shared_bytes());
   tunetab::launch(*pipeline[0], d, s, params);

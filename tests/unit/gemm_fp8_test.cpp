@@ -300,7 +300,7 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
                 .find("a CTA a tile"),
             std::string::npos);
   const auto k4 = gemm_fp8::kernels(gemm_fp8::Config::from_name("m64n192k128_w64x96_s4_tma4_sk1"), 64)[0];
-  EXPECT_EQ(k4.name_expression, "tt::gemm_fp8_blockscale_tma4<64, 192, 96, 4, long long>");
+  EXPECT_EQ(k4.name_expression, "tt::gemm_fp8_blockscale_tma4<64, 192, 96, 4, 1, 1, long long>");
   EXPECT_NE(k4.source.find("gemm_fp8_tma4.h"), std::string::npos);
   // The workspace: split-K's partial planes, none without.
   EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2), 0u);
