@@ -36,6 +36,12 @@ __device__ __forceinline__ void tma4_bulk_load(void* smem, const void* gmem, u32
 
 __device__ __forceinline__ int tma4_nonneg(int v) { return v > 0 ? v : 0; }
 
+/// The cluster barrier in two halves (CUTLASS's cluster_arrive_relaxed / cluster_wait): a CTA arrives once its mbarriers
+/// are initialised (fence_barrier_init orders them) and waits only before its first copy to, or arrival on, a peer.
+/// Not .aligned: the producer warp's lanes wait on different paths.
+__device__ __forceinline__ void tma4_cluster_arrive_relaxed() { asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory"); }
+__device__ __forceinline__ void tma4_cluster_wait() { asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory"); }
+
 /// Four consecutive scales; ld_scales4 reads them in one 16-byte shared load (p 16-byte aligned).
 struct alignas(16) Tma4Scales4 { float v[4]; };
 __device__ __forceinline__ Tma4Scales4 ld_scales4(const float* p) { return *reinterpret_cast<const Tma4Scales4*>(p); }
@@ -172,11 +178,10 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
   const int scale_k = p.scale_k;
   const int nb_first = bn0 >> 7, nb_last = (imin(bn0 + kBlockN, g.n) - 1) >> 7;
+  // The TMA thread initialises the barriers, so that it may use them before the cluster barrier completes.
   if (tid == kConsumers * 128) {
     prefetch_tensormap(&args.a);
     prefetch_tensormap(&args.b);
-  }
-  if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);  // the TMA thread's expect_tx arrival
       mbar_init(&empty_bar[s], kConsumers * 4 * (kClusterM + kClusterN - 1));  // every consumer warp the stage feeds
@@ -184,8 +189,9 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     mbar_init(&scale_bar, 1);
     fence_barrier_init();
   }
-  // NOTE: in a cluster the peers' copies and arrivals target these barriers: initialised cluster-wide first.
-  if constexpr (kCluster) cluster_sync();
+  // NOTE: in a cluster the peers' copies and arrivals target these barriers: every thread arrives on the cluster
+  // barrier once they are initialised, and waits on it before its first copy to, or arrival on, a peer.
+  if constexpr (kCluster) tma4_cluster_arrive_relaxed();
   else sync_block();
   // This CTA's place in its cluster: rank = cx + cy * kClusterN; its cluster row shares A, its column B.
   const u32 cx = kCluster ? cluster_ctaid_x() : 0u, cy = kCluster ? cluster_ctaid_y() : 0u;
@@ -201,6 +207,7 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       if (b_bytes > 0) tma4_bulk_load(s_bscale, p.b_scale + nb_first * scale_k, b_bytes, &scale_bar);
       // In a cluster each CTA copies its slice of the shared tiles to every CTA that shares them (TMA multicast):
       // the whole stage lands in each CTA, peers' slices included.
+      if constexpr (kCluster) tma4_cluster_wait();  // the peers' barriers are initialised: copies to them may start
       const int ra = static_cast<int>(cx) * kSliceA, rb = static_cast<int>(cy) * kSliceB;
       const u16 row_mask = static_cast<u16>(((1u << kClusterN) - 1) << (cy * kClusterN));
       u16 column_mask = 0;
@@ -223,6 +230,8 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       // every thread wait for its output stores.
       if constexpr (kCluster)
         for (int i = k_tiles > kStages ? k_tiles - kStages : 0; i < k_tiles; ++i) mbar_wait(&empty_bar[i % kStages], (i / kStages) & 1);
+    } else if constexpr (kCluster) {
+      tma4_cluster_wait();
     }
   } else {
     if constexpr (Regs::kRaised > 0) setmaxnreg_inc<Regs::kRaised>();
@@ -240,6 +249,7 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     const int lo_row = tma4_nonneg(nb_lo - nb_first), hi_row = tma4_nonneg(nb_hi - nb_first);
     const Tma4Consumer<kBlockM, kBlockN, kWarpN, kStages, kClusterM, kClusterN> consumer{base, full_bar, empty_bar,
       s_ascale + r_tile * scale_k, s_bscale + lo_row * scale_k, s_bscale + hi_row * scale_k, scale_k, lane, cx, cy};
+    if constexpr (kCluster) tma4_cluster_wait();  // the barriers are initialised (and the peers' too)
     mbar_wait(&scale_bar, 0);
     if constexpr (kWarpN == 96) {
       if (jb == 4) consumer.template k_loop<4>(acc, 0, k_tiles, wg_m, wg_n);
