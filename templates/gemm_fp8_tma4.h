@@ -12,6 +12,14 @@
 // Limits: scale rows of 16-byte multiples (ceil(K / 128) a multiple of 4; the A and B boxes zero-fill a K tail) and
 // K <= kTma4MaxK (the scales' shared memory); a CTA a tile (no persistent grid: a next tile would overwrite the scales
 // its consumers still read).
+// Clusters (kClusterM x kClusterN > 1): kClusterN CTAs along N (grid x) share each A tile and kClusterM along M (grid
+// y) each B tile: each CTA copies its slice of a shared tile to every CTA that shares it (TMA multicast), so L2 sends
+// each tile once a cluster, and a stage is refilled only once the consumer warps of every CTA it feeds released it.
+// The host pads the grid to whole clusters; a padding CTA loads and shares its slices and stores nothing. The cluster
+// barrier is split (arrive after the barriers' init, wait before the first copy to or arrival on a peer), and the TMA
+// thread's tail (its last stages released) replaces a barrier at the end (whose .release made every thread wait for
+// its output stores): with both, 2-CTA clusters of 128 x 128 at 304 x 4096 x 2048 went from 1.13x the plain tile's
+// time to about 1.0x on the H100 (docs/performance.md, session 43).
 // NOTE: a header of its own, so that tma2's and tma3's code keys (and the verdicts stored against them) stay. Its
 // consumer (but for its scale reads, 16-byte loads of 4 K blocks' scales) and epilogue are tma3's, copied: the change
 // that folds tma2 and tma3 (their headers' notes) should make the scale path a template parameter and delete this

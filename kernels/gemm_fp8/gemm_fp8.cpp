@@ -162,8 +162,12 @@ constexpr int kTma3Stages[] = {4, 6};
 // (docs/performance.md, session 41): the tune judges it per shape. A 64 x 160 tile of two 80-wide consumers (130 CTAs
 // at 304 x 4096 where 64 x 192 makes 110) ran 1% faster than 64 x 192 and slower than 128 x 96 there (H100, session 42):
 // these K loops are not bound by the SMs' MMA rate; not kept.
-// tma4 clusters {cluster_m, cluster_n}: CTAs along M sharing each B tile, along N sharing each A tile, by TMA multicast.
-constexpr std::pair<int, int> kTma4Clusters[] = {{1, 2}, {1, 4}, {2, 1}, {2, 2}};
+// tma4 clusters {cluster_m, cluster_n}: 2 or 4 CTAs along N sharing each A tile, 2 along M sharing each B tile, by TMA
+// multicast (templates/gemm_fp8_tma4.h). Their K loops ask fewer bytes of L2 a K block: on the H100 a 128 x 128 K
+// block took 0.38 us in clusters of 2 or 4 along N, 0.53 without (304 x 4096, K 2048 to 4096), and 304 x 4096 x 4096
+// ran 20% faster; at K 2048 they run as fast as without (docs/performance.md, session 43). 2 x 2 clusters ran up to 2x
+// slower (one CTA an SM: a cluster of 4 waits for four free SMs of one GPC) and are not in the space.
+constexpr std::pair<int, int> kTma4Clusters[] = {{1, 2}, {1, 4}, {2, 1}};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
 constexpr int kTmaPersistentCtas[] = {132};

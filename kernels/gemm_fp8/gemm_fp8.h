@@ -58,7 +58,7 @@ struct Problem {
 /// shared memory in 16-byte rows (tt::gemm_fp8_blockscale_tma2).
 /// tma3: tma2 (split-K 1) with each consumer's promotion overlapped with its own next MMAs (tt::gemm_fp8_blockscale_tma3).
 /// tma4: tma3 (a CTA a tile) with each tile's scales copied once, in two bulk copies (tt::gemm_fp8_blockscale_tma4;
-/// ceil(K / 128) a multiple of 4, K at most 8192).
+/// ceil(K / 128) a multiple of 4, K at most 8192), also in thread-block clusters sharing tiles by TMA multicast.
 enum class Math { kSimt = 0, kTensorCore = 1, kWgmma = 2, kTma = 3, kSkinny = 4, kTma2 = 5, kTma3 = 6, kTma4 = 7 };
 
 struct Config {

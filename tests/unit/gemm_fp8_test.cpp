@@ -281,7 +281,8 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_EQ(tma4.math, gemm_fp8::Math::kTma4);
   EXPECT_EQ(tma4.name(), "m128n128k128_w64x128_s6_tma4_sk1");
   EXPECT_TRUE(tma4.tma() && tma4.chunked() && tma3.chunked() && !tma2.chunked());
-  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.math == gemm_fp8::Math::kTma4; }), 10);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.math == gemm_fp8::Math::kTma4; }), 40);
+  EXPECT_EQ(std::count_if(space.begin(), space.end(), [](const auto& c) { return c.cluster_m * c.cluster_n > 1; }), 30);
   EXPECT_EQ(tma4.shared_bytes(), deep.shared_bytes());
   EXPECT_EQ(tma4.static_shared_bytes(), 2 * 6 * 8 + 8 + (128 + 3) * 64 * 4 + 32);
   EXPECT_LE(tma4.shared_bytes() + tma4.static_shared_bytes(), 232448);
@@ -302,6 +303,43 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   const auto k4 = gemm_fp8::kernels(gemm_fp8::Config::from_name("m64n192k128_w64x96_s4_tma4_sk1"), 64)[0];
   EXPECT_EQ(k4.name_expression, "tt::gemm_fp8_blockscale_tma4<64, 192, 96, 4, 1, 1, long long>");
   EXPECT_NE(k4.source.find("gemm_fp8_tma4.h"), std::string::npos);
+  // tma4 clusters (split-K 1): CTAs along N sharing A ("_cn2", "_cn4") or along M sharing B ("_c2"), each copying its
+  // slice of a shared tile (the launch's boxes), the grid padded to whole clusters.
+  const auto cn2 = gemm_fp8::Config::from_name("m128n96k128_w64x96_s6_tma4_cn2_sk1");
+  EXPECT_EQ(cn2.cluster_n, 2);
+  EXPECT_EQ(cn2.cluster_m, 1);
+  EXPECT_EQ(cn2.name(), "m128n96k128_w64x96_s6_tma4_cn2_sk1");
+  EXPECT_EQ(cn2.to_json().at("cluster_n"), 2);
+  EXPECT_EQ(gemm_fp8::kernels(cn2, 32)[0].name_expression, "tt::gemm_fp8_blockscale_tma4<128, 96, 96, 6, 1, 2, int>");
+  EXPECT_EQ(cn2.shared_bytes(), gemm_fp8::Config::from_name("m128n96k128_w64x96_s6_tma4_sk1").shared_bytes());
+  EXPECT_EQ(std::count(space.begin(), space.end(), cn2), 1);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, cn2, h200_smem));
+  const auto c2 = gemm_fp8::Config::from_name("m64n192k128_w64x96_s4_tma4_c2_sk1");
+  EXPECT_EQ(c2.cluster_m, 2);
+  EXPECT_EQ(c2.name(), "m64n192k128_w64x96_s4_tma4_c2_sk1");
+  EXPECT_EQ(std::count(space.begin(), space.end(), c2), 1);
+  EXPECT_EQ(gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma4_c2_cn2_sk1").name(), "m128n128k128_w64x128_s6_tma4_c2_cn2_sk1");
+  // Refused: one tile along the shared dimension (a speed rule: coverage, with no CU count, runs it); other kernels;
+  // more than 4 CTAs; slices not of whole 8-row atoms.
+  EXPECT_NE(gemm_fp8::why_unsupported({64, 3072, 6144}, c2, h200).value_or("").find("row tiles"), std::string::npos);
+  EXPECT_FALSE(gemm_fp8::why_unsupported({64, 3072, 6144}, c2, sm90));
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 96, 6144}, cn2, h200).value_or("").find("column tiles"), std::string::npos);
+  auto cn2_tma3 = cn2;
+  cn2_tma3.math = gemm_fp8::Math::kTma3;
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, cn2_tma3, h200).value_or("").find("tma4 only"), std::string::npos);
+  auto c8 = c2;
+  c8.cluster_m = 8;
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, c8, h200).value_or("").find("at most 4"), std::string::npos);
+  auto cn4_64 = gemm_fp8::Config::from_name("m64n192k128_w64x96_s4_tma4_cn4_sk1");  // 64 / 4: 16-row slices of A
+  EXPECT_FALSE(gemm_fp8::why_unsupported({336, 3072, 6144}, cn4_64, h200));
+  auto c4_96 = cn2;  // 96 / 4 = 24-row slices of B: whole atoms
+  c4_96.cluster_n = 1;
+  c4_96.cluster_m = 4;
+  EXPECT_FALSE(gemm_fp8::why_unsupported({1024, 3072, 6144}, c4_96, h200));
+  auto c4_n64 = gemm_fp8::Config::from_name("m128n64k128_w64x64_s4_tma4_sk1");
+  c4_n64.cluster_m = 4;  // 64 / 4 = 16-row slices of B: whole atoms
+  EXPECT_FALSE(gemm_fp8::why_unsupported({1024, 3072, 6144}, c4_n64, h200));
+  EXPECT_NE(gemm_fp8::why_unsupported({336, 3072, 6144}, cn2, gfx942).value_or("").find("TMA"), std::string::npos);
   // The workspace: split-K's partial planes, none without.
   EXPECT_EQ(gemm_fp8::workspace_bytes({336, 3072, 6144}, tma2), 0u);
   auto tma2_sk2 = tma2;
