@@ -164,9 +164,10 @@ constexpr int kTma3Stages[] = {4, 6};
 // these K loops are not bound by the SMs' MMA rate; not kept.
 // tma4 clusters {cluster_m, cluster_n}: 2 or 4 CTAs along N sharing each A tile, 2 along M sharing each B tile, by TMA
 // multicast (templates/gemm_fp8_tma4.h). Their K loops ask fewer bytes of L2 a K block: on the H100 a 128 x 128 K
-// block took 0.38 us in clusters of 2 or 4 along N, 0.53 without (304 x 4096, K 2048 to 4096), and 304 x 4096 x 4096
-// ran 20% faster; at K 2048 they run as fast as without (docs/performance.md, session 43). 2 x 2 clusters ran up to 2x
-// slower (one CTA an SM: a cluster of 4 waits for four free SMs of one GPC) and are not in the space.
+// block took 0.38 us in clusters of 2 or 4 along N, 0.53-0.61 without (304 x 4096, K 2048 to 4096), and 304 x 4096 x
+// 4096 ran 10-20% faster; at K 2048 within a few percent of the plain tile either way (docs/performance.md, session 43).
+// 2 x 2 clusters ran up to 2x slower (likely: one CTA an SM, and a cluster of 4 waits for four free SMs of one GPC) and
+// are not in the space.
 constexpr std::pair<int, int> kTma4Clusters[] = {{1, 2}, {1, 4}, {2, 1}};
 constexpr int kTmaSplits[] = {1, 2, 4};
 // Persistent TMA grids: one CTA per SM of the H100 and H200 (why_unsupported matches it to the target).
