@@ -4,7 +4,7 @@
 # binaries .carry_c2): in call 2 clusters took about 1.4 us more at K 2048 but sped the K loop (0.47 -> 0.40 us a K
 # block from K 2048 to 4096 at 304 x 4096); a barrier.cluster with .release at the end makes each thread wait for its
 # output stores. The ragged-shape test on the cluster entries, then plain / cn2 / cn4 / c2 in both orders, cuBLASLt.
-#   usage: OUT=... bash docs/bench/2026-12-06-s43/call6.sh
+#   usage: OUT=... bash docs/bench/2026-12-06-s43/call7.sh
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 t0=$SECONDS
