@@ -207,7 +207,8 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     // The producer warpgroup: its first thread issues every copy.
     if constexpr (Regs::kRaised > 0) setmaxnreg_dec<40>();
     if (tid == kConsumers * 128) {
-      // A cluster's padding CTA (past the last row or column tile) has no scales to copy.
+      // A cluster's padding CTA copies no scales past M (rows) or past N's last block (columns); one padded only
+      // along N may still copy its rows' A scales and a B block's row that its columns start in.
       const u32 a_bytes = static_cast<u32>(tma4_nonneg(imin(kBlockM, g.m - bm0)) * scale_k * 4);
       const u32 b_bytes = static_cast<u32>(tma4_nonneg(nb_last - nb_first + 1) * scale_k * 4);
       mbar_arrive_expect_tx(&scale_bar, a_bytes + b_bytes);
@@ -252,8 +253,8 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
     float acc[kWarpN / 2];
 #pragma unroll
     for (int r = 0; r < kWarpN / 2; ++r) acc[r] = 0.f;
-    // A padding CTA's columns lie past N (nb_lo < nb_first): it reads the first B-block row, unwritten; its products
-    // are never stored.
+    // A consumer whose columns all lie past N (in a padding CTA: nb_lo may be < nb_first) reads B-block row 0 (perhaps
+    // unwritten); its products are never stored.
     const int lo_row = tma4_nonneg(nb_lo - nb_first), hi_row = tma4_nonneg(nb_hi - nb_first);
     const Tma4Consumer<kBlockM, kBlockN, kWarpN, kStages, kClusterM, kClusterN> consumer{base, full_bar, empty_bar,
       s_ascale + r_tile * scale_k, s_bscale + lo_row * scale_k, s_bscale + hi_row * scale_k, scale_k, lane, cx, cy};

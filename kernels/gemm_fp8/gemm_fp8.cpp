@@ -74,6 +74,9 @@ Config Config::from_name(const std::string& name) {
   if (mt[8].matched) c.persistent = std::stoi(mt[8]);
   if (mt[9].matched) c.cluster_m = std::stoi(mt[9]);
   if (mt[10].matched) c.cluster_n = std::stoi(mt[10]);
+  // One name per config: a cluster of one CTA is written without its suffix (name() does so).
+  if ((mt[9].matched && c.cluster_m < 2) || (mt[10].matched && c.cluster_n < 2))
+    throw_input("kernel name '" + name + "': a cluster suffix (_c<CM>, _cn<CN>) names 2 or more CTAs");
   c.split_k = std::stoi(mt[11]);
   return c;
 }

@@ -319,6 +319,8 @@ TEST(GemmFp8Config, ConstraintsRejectBeforeCompiling) {
   EXPECT_EQ(c2.name(), "m64n192k128_w64x96_s4_tma4_c2_sk1");
   EXPECT_EQ(std::count(space.begin(), space.end(), c2), 1);
   EXPECT_EQ(gemm_fp8::Config::from_name("m128n128k128_w64x128_s6_tma4_c2_cn2_sk1").name(), "m128n128k128_w64x128_s6_tma4_c2_cn2_sk1");
+  for (const char* one : {"m128n96k128_w64x96_s6_tma4_c1_sk1", "m128n96k128_w64x96_s6_tma4_cn1_sk1", "m128n96k128_w64x96_s6_tma4_c0_sk1"})
+    EXPECT_THROW(gemm_fp8::Config::from_name(one), Error) << one;  // one name per config
   // Refused: one tile along the shared dimension (a speed rule: coverage, with no CU count, runs it); other kernels;
   // more than 4 CTAs; slices not of whole 8-row atoms.
   EXPECT_NE(gemm_fp8::why_unsupported({64, 3072, 6144}, c2, h200).value_or("").find("row tiles"), std::string::npos);
