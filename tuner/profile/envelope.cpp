@@ -117,7 +117,6 @@ Envelope read_envelope(const po::variables_map& vm, const std::string& profile, 
 }  // namespace
 
 Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool need_model) {
-  const bool hf_config_flag = vm.count("hf-config") > 0;
   std::set<std::string> flags;  // keys given as flags: the rest came from the profile (or are defaults)
   for (const auto& [key, value] : vm)
     if (!value.defaulted()) flags.insert(key);
@@ -133,7 +132,7 @@ Envelope envelope_from(po::variables_map& vm, const std::string& profile, bool n
   }
   po::notify(vm);
   try {
-    return read_envelope(vm, profile, hf_config_flag, need_model);
+    return read_envelope(vm, profile, flags.count("hf-config") > 0, need_model);
   } catch (const Error& e) {
     // Errors name the setting as a flag ("--quant 'fp9': ..."); one read from the profile names the file and its key.
     const std::string what = e.what();
