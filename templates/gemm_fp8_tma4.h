@@ -71,6 +71,8 @@ struct Tma4Consumer {
 
   /// Stage s is read: every producer that fills it may refill it. In a cluster those are the producers of this CTA's
   /// cluster row (A's slices) and column (B's), this CTA's own once.
+  // NOTE: this release and the producer's multicast masks are gemm_bf16.h's TMA kernel's, copied: sharing them through
+  // tt_async.h would re-key every kernel (and the stored verdicts); the next change that re-keys them all should.
   __device__ __forceinline__ void release(int s) const {
     if constexpr (kClusterM * kClusterN == 1) {
       mbar_arrive(&empty_bar[s]);
