@@ -286,15 +286,6 @@ TEST(Profile, FineGemmRowsComeFromTheEnvelope) {
                           [](const Bucket& b) { return b.m > 1024 && b.m <= 2048; }), 16);  // 64-row steps
 }
 
-TEST(Profile, TheH100ProfileHasTheH200ProfilesKeys) {
-  // The acceptance run on the H100s the device tool lends for an H200: the same deployment, keys and rows (both SXM
-  // parts have 132 SMs; the tables' device name comes from the GPU that tunes them).
-  const Matrix h100 = derive("profiles/glm-5-fp8-ep8-h100.cfg", {}), h200 = derive("profiles/glm-5-fp8-ep8-h200.cfg", {});
-  EXPECT_EQ(to_json(h100), to_json(h200));
-  EXPECT_EQ(h100.gemm.size(), 13u);
-  EXPECT_EQ(h100.fmoe.size(), 1u);
-}
-
 TEST(Profile, ProfileSettingsAndFlagPrecedence) {
   const Envelope env = envelope({"--tp", "4", "--max-num-seqs=128"}, "profiles/qwen3-235b-fp8-ep8.cfg");
   EXPECT_EQ(env.tp, 4);  // flag

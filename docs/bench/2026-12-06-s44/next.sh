@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader
 if [[ $gpu == *H200* ]]; then
   TUNE_ARGS="--families gemm_fp8_blockscale --sweep-rows 257-352" bash scripts/tune_and_bench.sh profiles/glm-5-fp8-ep8-h200.cfg glm5
 elif [[ $gpu == *H100* ]]; then
-  bash scripts/tune_and_bench.sh profiles/glm-5-fp8-ep8-h100.cfg glm5-h100
+  bash scripts/tune_and_bench.sh profiles/glm-5-fp8-ep8-h200.cfg glm5-h100
 else
   echo "neither an H200 nor an H100: stopped"
 fi
