@@ -34,7 +34,9 @@ start=$(date +%s)
 timeout "$budget" "$bin/tunetab" tune --profile "$profile" --db "$db" --export-dir "build/$name" --no-progress ${TUNE_ARGS:-} \
   > "$out/$name.tune.log" 2>&1
 rc=$?
-echo "rc=$rc wall=$(( $(date +%s) - start ))s (124: the budget ran out; call again to resume)" >> "$out/$name.tune.log"
+why=""
+[ "$rc" = 124 ] && why=" (the budget ran out; call again to resume)"
+echo "rc=$rc wall=$(( $(date +%s) - start ))s$why" >> "$out/$name.tune.log"
 # NOTE: the database is in WAL mode, and a tune killed by `timeout` leaves its last commits in $db-wal: merge them into
 # the file before it is copied, or the next call (on a fresh machine) would tune them again.
 python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" "$db"
