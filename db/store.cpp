@@ -97,7 +97,7 @@ std::vector<Migration> migrations() {
 
 const char* kResultColumns =
     "run_id, device_id, problem_id, config_id, disposition, detail, code_key, index_bits, rel_l2, max_abs, err_ratio, "
-    "median_us, min_us, spread, iterations, timing_phase, tflops, bw_gbs, tolerance, proof_m, served_us, served_ms";
+    "median_us, min_us, spread, iterations, timing_phase, tflops, bw_gbs, tolerance, proof_m, served_us, served_ms, screen_us";
 
 ResultRecord read_result(const Statement& s, int c0) {
   ResultRecord r;
@@ -123,6 +123,7 @@ ResultRecord read_result(const Statement& s, int c0) {
   r.proof_m = s.opt_i64(c0 + 19);
   r.served_us = s.opt_f64(c0 + 20);
   r.served_ms = s.text(c0 + 21);
+  r.screen_us = s.opt_f64(c0 + 22);
   return r;
 }
 
@@ -360,11 +361,11 @@ std::optional<ResultRecord> Store::find_result(std::int64_t device_id, std::int6
 
 void Store::put_result(const ResultRecord& r, const std::string& version) {
   Statement s(db_, std::string("INSERT OR REPLACE INTO results (") + kResultColumns +
-                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                       ", tunetab_version) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(r.run_id).bind(r.device_id).bind(r.problem_id).bind(r.config_id).bind(to_string(r.disposition)).bind(r.detail)
       .bind(r.code_key).bind(r.index_bits).bind(r.rel_l2).bind(r.max_abs).bind(r.err_ratio).bind(r.median_us)
       .bind(r.min_us).bind(r.spread).bind(r.iterations).bind(r.timing_phase).bind(r.tflops).bind(r.bw_gbs).bind(r.tolerance).bind(r.proof_m)
-      .bind(r.served_us).bind(r.served_ms).bind(version);
+      .bind(r.served_us).bind(r.served_ms).bind(r.screen_us).bind(version);
   s.step();
 }
 
@@ -413,6 +414,10 @@ std::vector<std::size_t> row_order(const std::vector<ResultRecord>& passed) {
     return a.config_id < b.config_id;
   });
   return order;
+}
+
+double ResultRecord::screening_us() const {
+  return screen_us.value_or(median_us.value_or(std::numeric_limits<double>::infinity()));
 }
 
 void rank_row(std::vector<ResultRecord>& passed) {

@@ -166,6 +166,7 @@ void fill_timing(db::ResultRecord& r, const Json& t, double flops, double bytes,
   r.spread = t.at("spread").get<double>();
   r.iterations = t.at("iterations").get<std::int64_t>();
   r.timing_phase = phase;
+  if (r.timing_phase == "screen") r.screen_us = r.median_us;  // a final keeps its screening median
   r.tflops = flops / (*r.median_us * 1e6);
   r.bw_gbs = bytes / (*r.median_us * 1e3);
 }
@@ -550,7 +551,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           count_verdict(cand.config, done->disposition, done->detail);
           if (done->disposition == Disposition::kPassed) {
             screened_ids.push_back(config_id);
-            screened_us.push_back(*done->median_us);
+            screened_us.push_back(done->screening_us());
             screened.push_back(&cand);
           }
           return;
@@ -681,8 +682,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         if (moved > 0) sum.search += "; " + std::to_string(moved) + " final(s) timed over other Ms back to screening";
       }
       for (bool again = true; again;) {
-        // A rerun never re-measures a finished one: it times those of the fastest few (by their stored times) still
-        // without a final time over this sample, which a kill cut short or a grown config space added.
+        // A rerun never re-measures a finished one: it times those of the fastest few (by their screening medians, which
+        // a final re-time keeps: a resumed tune picks the same few) still without a final time over this sample, which a
+        // kill cut short or a grown config space added.
         for (std::size_t idx : fastest(screened_us, std::min(ops.finalists(opt.final_top), screened.size()))) {
           auto r = store.find_result(device_id, problem_id, screened_ids[idx], version);
           // NOTE: a second pass (after a coverage sweep) skips what the first timed or quarantined.
