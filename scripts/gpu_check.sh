@@ -44,6 +44,11 @@ shapes="1,3072,1536;16,6144,2048;304,3072,1536;336,3072,6144;1024,6144,2048"
 cover="--m-max 8192 --every-m 2048"
 step tune "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" $cover --export "$out/e2e_bf16_tuned_gemm.csv" --no-progress
 step resume "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" $cover --no-progress
+# A resume of a finished tune runs no candidate again: no result is stored by its run (a final re-timed is).
+step resume-idle python3 -c "import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+n = c.execute('SELECT count(*) FROM results WHERE run_id = (SELECT max(id) FROM runs)').fetchone()[0]
+print(f'results stored by the resume: {n}'); sys.exit(n != 0)" "$out/e2e.db"
 step export "$bin/tunetab" export --db "$out/e2e.db" -o "$out/e2e_reexport.csv"
 step same cmp "$out/e2e_bf16_tuned_gemm.csv" "$out/e2e_reexport.csv"
 step verify "$bin/tunetab" verify --table "$out/e2e_bf16_tuned_gemm.csv" --cert "$out/e2e_bf16_tuned_gemm.csv.cert.json"
