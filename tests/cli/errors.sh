@@ -136,6 +136,14 @@ if [ -d "$aiter/model_configs" ]; then
   fi
   expect 0 "summary: 1 keys, 1 complete" -- "$tt" gaps --format aiter-fmoe --table "$aiter/model_configs/glm47_fp8_tuned_fmoe.csv" --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg"
 fi
+# The acceptance tunes' committed tables (runs/: issue 6 on the H200 and on the H100) cover GLM-5 EP8's keys with no gap.
+for run in glm5 glm5-h100; do
+  d="$src/runs/$run"
+  expect 0 "summary: 9 keys, 9 complete; 243 rows; miss 0" -- "$tt" gaps --format aiter-a8w8-blockscale-gemm --table "$d/a8w8_blockscale_tuned_gemm.csv" --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
+  expect 0 "summary: 4 keys, 4 complete; 97 rows; miss 0" -- "$tt" gaps --format aiter-bf16-gemm --table "$d/bf16_tuned_gemm.csv" --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
+  expect 0 "summary: 1 keys, 1 complete; 13 rows; miss 0" -- "$tt" gaps --format aiter-fmoe --table "$d/tuned_fmoe.csv" --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
+  expect 0 "summary: 1 keys, 1 complete; 4096 rows; miss 0 extrapolated 0" -- "$tt" gaps --format vllm-moe-json --table "$d"/E=32,N=2048,*128].json --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
+done
 # tune --profile: keys no family serves and conflicting options are input errors, before any device work.
 expect 0 "--export-dir" -- "$tt" tune --help
 expect 2 "quant fp8-per-token has no tunetab GEMM family" -- "$tt" tune --db "$tmp/p.db" --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg"
