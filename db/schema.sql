@@ -117,9 +117,10 @@ CREATE INDEX coverage_by_problem ON coverage (device_id, problem_id, disposition
 ALTER TABLE results ADD COLUMN served_us REAL;
 ALTER TABLE results ADD COLUMN served_ms TEXT NOT NULL DEFAULT '';
 -- @migration 4
--- Each passing result's screening median at the row's M, kept when a final re-time replaces median_us: the final
--- phase picks its finalists by it, so a resumed tune picks the same ones (it picked by median_us, where a finalist's
--- re-timed median could fall behind another's screening median and bring in a new finalist on every resume). Results
--- stored before it: a screening one's median is its screening median; a final's is unknown (NULL: its median stands).
+-- Each result's screening median at the row's M, kept when a final re-time replaces median_us (or quarantines it): the
+-- final phase picks its finalists by it, so a resumed tune picks the same ones (it picked by median_us, where a
+-- finalist's re-timed median could fall behind another's screening median and bring in a new finalist on every resume).
+-- Results stored before it: a screening one's median is taken as its screening median (for a final demoted to screening
+-- it is its final median: the screening one is lost); a final's is unknown (NULL: its median stands).
 ALTER TABLE results ADD COLUMN screen_us REAL;
 UPDATE results SET screen_us = median_us WHERE timing_phase = 'screen';

@@ -416,10 +416,6 @@ std::vector<std::size_t> row_order(const std::vector<ResultRecord>& passed) {
   return order;
 }
 
-double ResultRecord::screening_us() const {
-  return screen_us.value_or(median_us.value_or(std::numeric_limits<double>::infinity()));
-}
-
 void rank_row(std::vector<ResultRecord>& passed) {
   std::vector<ResultRecord> ranked;
   ranked.reserve(passed.size());

@@ -42,10 +42,9 @@ struct ResultRecord {
   // included), averaged: what the row's choice ranks by. NULL with served_ms set: a sampled M does not support it.
   std::optional<double> served_us;
   std::string served_ms;
-  // The screening median at the row's M, kept when a final re-time replaces median_us (NULL for a final stored before
-  // schema 4). What a row's finalists are picked by: screening_us().
+  // The screening median at the row's M, kept when a final re-time replaces median_us or the final phase quarantines
+  // it (NULL for a final stored before schema 4). What a row's finalists are picked by (tuner/search.h).
   std::optional<double> screen_us;
-  double screening_us() const;
 };
 
 /// Coverage validation of one (device, problem, config) over the Ms its row serves under one domain

@@ -44,11 +44,14 @@ shapes="1,3072,1536;16,6144,2048;304,3072,1536;336,3072,6144;1024,6144,2048"
 cover="--m-max 8192 --every-m 2048"
 step tune "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" $cover --export "$out/e2e_bf16_tuned_gemm.csv" --no-progress
 step resume "$bin/tunetab" tune --db "$out/e2e.db" --shapes "$shapes" $cover --no-progress
-# A resume of a finished tune runs no candidate again: no result is stored by its run (a final re-timed is).
+# A resume of a finished tune runs no candidate again: its run (the second, finished) stores no result (a final
+# re-timed would be one).
 step resume-idle python3 -c "import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
-n = c.execute('SELECT count(*) FROM results WHERE run_id = (SELECT max(id) FROM runs)').fetchone()[0]
-print(f'results stored by the resume: {n}'); sys.exit(n != 0)" "$out/e2e.db"
+runs = c.execute('SELECT id, status FROM runs ORDER BY id').fetchall()
+n = c.execute('SELECT count(*) FROM results WHERE run_id = ?', (runs[-1][0],)).fetchone()[0]
+print(f'runs {runs}; results stored by the resume: {n}')
+sys.exit(len(runs) != 2 or runs[-1][1] != 'finished' or n != 0)" "$out/e2e.db"
 step export "$bin/tunetab" export --db "$out/e2e.db" -o "$out/e2e_reexport.csv"
 step same cmp "$out/e2e_bf16_tuned_gemm.csv" "$out/e2e_reexport.csv"
 step verify "$bin/tunetab" verify --table "$out/e2e_bf16_tuned_gemm.csv" --cert "$out/e2e_bf16_tuned_gemm.csv.cert.json"

@@ -541,7 +541,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         ++sum.dispositions[db::to_string(d)];
         sum.config_dispositions[config] = db::to_string(d) + ": " + detail;
       };
-      // Runs (or finds stored) one candidate; a passing one joins the screened.
+      // Runs (or finds stored) one candidate; one that passes screening joins the screened (stored: one that passed it).
       auto run_candidate = [&](const Candidate& cand) {
         const std::int64_t config_id = store.upsert_config(ops.family(), cand.config, ops.config_json(cand.config).dump());
         auto done = store.find_result(device_id, problem_id, config_id, version);
@@ -549,9 +549,9 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
         if (done && done->code_key != keys.at(cand.config)) done.reset();  // judged on other code
         if (done) {  // resume; quarantine
           count_verdict(cand.config, done->disposition, done->detail);
-          if (done->disposition == Disposition::kPassed) {
+          if (const auto t = screening_time(*done)) {  // NOTE: a finalist quarantined since is one still (never re-timed)
             screened_ids.push_back(config_id);
-            screened_us.push_back(done->screening_us());
+            screened_us.push_back(*t);
             screened.push_back(&cand);
           }
           return;
@@ -693,6 +693,7 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
           const db::CodeObjectRecord* failed = nullptr;
           const auto codes = compiled.codes(ops, cand.config, cand.index_bits, &failed);
           r->run_id = run_id;
+          if (!r->screen_us) r->screen_us = r->median_us;  // a final from before schema 4: what it was picked by, kept
           r->served_ms = Json(sample).dump();
           r->served_us.reset();
           double sum_us = 0;

@@ -39,6 +39,12 @@ std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size
   return idx;
 }
 
+std::optional<double> screening_time(const db::ResultRecord& r) {
+  if (r.screen_us) return r.screen_us;
+  if (r.disposition != db::Disposition::kPassed) return std::nullopt;
+  return r.median_us.value_or(std::numeric_limits<double>::infinity());
+}
+
 std::vector<std::int64_t> anchor_ranking(const std::vector<db::ResultRecord>& passed) {
   std::vector<double> median_us;
   for (const auto& r : passed) median_us.push_back(r.median_us.value_or(std::numeric_limits<double>::infinity()));

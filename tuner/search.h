@@ -27,6 +27,12 @@ std::vector<KernelSource> needed_kernels(const std::vector<std::vector<GemmCandi
 /// The `n` fastest by screen time, for the final re-time.
 std::vector<std::size_t> fastest(const std::vector<double>& median_us, std::size_t n);
 
+/// What a stored result ranks by when a row's final phase picks its finalists (`fastest`): its screening median
+/// (`screen_us`, which a final re-time keeps; a final stored before schema 4 has only its median) for a result that
+/// passed screening, whether it passed since or the final phase quarantined it; none for one that failed screening.
+/// So a resumed tune picks the finalists the run it resumes picked, and re-times none of them.
+std::optional<double> screening_time(const db::ResultRecord& r);
+
 /// An anchor row's passing results as the tiered search ranks them: fastest median first, screened and re-timed
 /// alike (ties in their given order). NOTE: not db::rank_row's order, which puts every re-timed ("final") result
 /// first: a resumed tune keeps earlier runs' finals, and they would crowd configs new to the space out of an

@@ -9,7 +9,6 @@
 #include <set>
 
 #include "db/store.h"
-#include "tuner/search.h"
 #include "tuner/error.h"
 
 using namespace tunetab;
@@ -199,51 +198,26 @@ TEST(Store, FinalsOverOtherSamplesGoBackToScreening) {
   EXPECT_EQ(s.demote_other_finals(dev, prob, "v", "[257,384,512]"), 0);  // nothing left to demote
 }
 
-// The final phase picks a row's finalists by their screening medians (tuner/runner.cpp). A final re-time replaces
-// median_us but keeps screen_us, so a resumed tune picks the same finalists and re-times none. Before schema 4 it
-// picked by median_us: finalists re-timed slower than a fifth config's screening median let that one in on every
-// resume (session 45: 63 of 243 FP8 rows got a new finalist, and 3 rows a new choice, when complete keys resumed).
-TEST(Store, AFinalKeepsItsScreeningMedianSoAResumePicksTheSameFinalists) {
+// A final re-time replaces median_us and keeps screen_us, the screening median the final phase picks finalists by
+// (tuner/search.h, screening_time); so does a quarantine.
+TEST(Store, AResultKeepsItsScreeningMedianThroughItsFinalAndAQuarantine) {
   db::Store s(":memory:");
   const auto dev = s.upsert_device(h200());
   const auto run = s.begin_run("tune", "v", dev);
   const auto prob = s.upsert_problem("fused_moe", "p", "{\"m\":512}");
-  const std::vector<double> screen = {10.2, 10.0, 11.0, 10.6, 11.4};  // the fifth is not a finalist
-  std::vector<std::int64_t> ids;
-  for (std::size_t i = 0; i < screen.size(); ++i) {
-    const std::string name = "c" + std::to_string(i);
-    ids.push_back(put_timed(s, run, dev, prob, name.c_str(), screen[i], std::nullopt, "screen", ""));
-    auto r = *s.find_result(dev, prob, ids.back(), "v");
-    r.screen_us = r.median_us;  // as the runner's screening stores it
-    s.put_result(r, "v");
-  }
-  auto finalists = [&] {
-    std::vector<double> us;
-    for (const auto id : ids) us.push_back(s.find_result(dev, prob, id, "v")->screening_us());
-    std::vector<std::int64_t> out;
-    for (const std::size_t i : fastest(us, 4)) out.push_back(ids[i]);
-    return std::set<std::int64_t>(out.begin(), out.end());
-  };
-  const auto first = finalists();
-  EXPECT_EQ(first, (std::set<std::int64_t>{ids[0], ids[1], ids[2], ids[3]}));
-  for (const auto id : first) {  // each re-timed slower than the fifth's screening median, as the runner stores it
+  for (const char* name : {"retimed", "quarantined"}) {
+    const auto id = put_timed(s, run, dev, prob, name, 10.0, std::nullopt, "screen", "");
     auto r = *s.find_result(dev, prob, id, "v");
-    r.median_us = 11.5 + 0.1 * static_cast<double>(id);
+    EXPECT_FALSE(r.screen_us.has_value());
+    r.screen_us = r.median_us;  // as the runner's screening stores it
+    r.median_us = 11.5;
     r.timing_phase = "final";
-    r.served_ms = "[512]";
-    r.served_us = r.median_us;
+    if (std::string(name) == "quarantined") r.disposition = db::Disposition::kIncorrect;
     s.put_result(r, "v");
+    const auto back = *s.find_result(dev, prob, id, "v");
+    EXPECT_EQ(back.screen_us, std::optional<double>(10.0)) << name;
+    EXPECT_EQ(back.median_us, std::optional<double>(11.5)) << name;
   }
-  EXPECT_EQ(finalists(), first);
-  const auto back = *s.find_result(dev, prob, ids[1], "v");
-  EXPECT_EQ(back.screen_us, std::optional<double>(10.0));
-  EXPECT_EQ(back.screening_us(), 10.0);
-  EXPECT_GT(*back.median_us, 11.4);
-  // A final stored before schema 4 has no screening median: its median stands for it.
-  db::ResultRecord legacy;
-  legacy.median_us = 12.0;
-  EXPECT_EQ(legacy.screening_us(), 12.0);
-  EXPECT_EQ(db::ResultRecord().screening_us(), std::numeric_limits<double>::infinity());
 }
 
 // A schema-3 database (no screen_us) opened by this tunetab: its screening results get their median as their screening
@@ -276,7 +250,7 @@ TEST(Store, SchemaFourGivesOldScreeningResultsTheirScreeningMedian) {
     ASSERT_TRUE(a && b);
     EXPECT_EQ(a->screen_us, std::optional<double>(10.5));
     EXPECT_FALSE(b->screen_us.has_value());
-    EXPECT_EQ(b->screening_us(), 11.5);
+    EXPECT_EQ(b->median_us, std::optional<double>(11.5));
     EXPECT_EQ(b->served_us, std::optional<double>(11.0));
   }
   fs::remove(path);

@@ -226,6 +226,47 @@ TEST(TunePlan, AnAnchorsBestAreItsFastestMediansNotItsFinalsFirst) {
   EXPECT_TRUE(anchor_ranking({}).empty());
 }
 
+// A row's final phase re-times the fastest few by screening_time. A resume must pick the same few, whatever their finals
+// did: re-timed slower than a fifth config's screening median, or quarantined. It picked by median_us among the passed,
+// so each resume brought in another finalist (session 45: 63 of 243 FP8 rows, and 3 rows a new choice, on resumes).
+TEST(FinalPhase, AResumePicksTheFinalistsTheRunPicked) {
+  std::vector<db::ResultRecord> row(6);
+  const std::vector<double> screen = {10.2, 10.0, 11.0, 10.6, 11.4, 12.0};  // 4 and 5 are not finalists
+  for (std::size_t i = 0; i < row.size(); ++i) {
+    row[i].disposition = db::Disposition::kPassed;
+    row[i].median_us = row[i].screen_us = screen[i];
+    row[i].timing_phase = "screen";
+  }
+  auto pick = [&] {
+    std::vector<double> us;
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i < row.size(); ++i)
+      if (const auto t = screening_time(row[i])) {
+        us.push_back(*t);
+        at.push_back(i);
+      }
+    std::set<std::size_t> out;
+    for (const std::size_t k : fastest(us, 4)) out.insert(at[k]);
+    return out;
+  };
+  const std::set<std::size_t> first = {0, 1, 2, 3};
+  ASSERT_EQ(pick(), first);
+  for (const std::size_t i : first) {  // re-timed slower than config 4's screening median; config 1 quarantined
+    row[i].median_us = 11.5 + 0.1 * static_cast<double>(i);
+    row[i].timing_phase = "final";
+  }
+  row[1].disposition = db::Disposition::kOutOfBounds;
+  EXPECT_EQ(pick(), first);
+  // Without screen_us (a final stored before schema 4) a passed result ranks by its median; one that failed screening
+  // (no screening median) is no finalist.
+  row[0].screen_us.reset();
+  EXPECT_EQ(screening_time(row[0]), std::optional<double>(11.5));
+  EXPECT_EQ(pick(), (std::set<std::size_t>{1, 2, 3, 4}));
+  db::ResultRecord failed;
+  failed.disposition = db::Disposition::kIncorrect;
+  EXPECT_FALSE(screening_time(failed).has_value());
+}
+
 TEST(TunePlan, KeysWithoutAFamilyAreClearErrorsOrSkipped) {
   // GLM-4.5 with per-token FP8: neither its GEMMs nor its fused MoE have a tunetab family.
   const auto matrix = matrix_of("profiles/glm-4.5-fp8-per-token-tp8.cfg");
