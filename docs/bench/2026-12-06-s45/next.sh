@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# For the next session's first device call (`.carry` = a build with schema 4, `screen_us`: session 45's `ff8d8a9` or
+# For the next session's first device call (`.carry` = a build with schema 4, `screen_us`: session 45's `44b1fa7` or
 # later). On an H200: issue 6's acceptance there (the H200 FP8 re-tune from runs/glm5.db.gz and the benchmark, as
 # session 44's next.sh). On an H100: gpu_check's unit and e2e parts (its `resume-idle` step is new: a resume of a
 # finished tune stores no result), then runs/glm5-h100.db.gz resumed twice with every family. Its finals from before
