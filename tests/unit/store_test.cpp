@@ -4,9 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <limits>
 #include <optional>
-#include <set>
 
 #include "db/store.h"
 #include "tuner/error.h"
