@@ -137,12 +137,13 @@ if [ -d "$aiter/model_configs" ]; then
   expect 0 "summary: 1 keys, 1 complete" -- "$tt" gaps --format aiter-fmoe --table "$aiter/model_configs/glm47_fp8_tuned_fmoe.csv" --profile "$src/profiles/glm-4.5-fp8-per-token-tp8.cfg"
 fi
 # The acceptance tunes' committed tables (runs/: issue 6 on the H200 and on the H100) cover GLM-5 EP8's keys with no gap.
+h200="$src/profiles/glm-5-fp8-ep8-h200.cfg"
 for run in glm5 glm5-h100; do
   d="$src/runs/$run"
-  expect 0 "summary: 9 keys, 9 complete; 243 rows; miss 0" -- "$tt" gaps --format aiter-a8w8-blockscale-gemm --table "$d/a8w8_blockscale_tuned_gemm.csv" --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
-  expect 0 "summary: 4 keys, 4 complete; 97 rows; miss 0" -- "$tt" gaps --format aiter-bf16-gemm --table "$d/bf16_tuned_gemm.csv" --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
-  expect 0 "summary: 1 keys, 1 complete; 13 rows; miss 0" -- "$tt" gaps --format aiter-fmoe --table "$d/tuned_fmoe.csv" --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
-  expect 0 "summary: 1 keys, 1 complete; 4096 rows; miss 0 extrapolated 0" -- "$tt" gaps --format vllm-moe-json --table "$d"/E=32,N=2048,*128].json --profile "$src/profiles/glm-5-fp8-ep8-h200.cfg"
+  expect 0 "summary: 9 keys, 9 complete; 243 rows; miss 0" -- "$tt" gaps --format aiter-a8w8-blockscale-gemm --table "$d/a8w8_blockscale_tuned_gemm.csv" --profile "$h200"
+  expect 0 "summary: 4 keys, 4 complete; 97 rows; miss 0" -- "$tt" gaps --format aiter-bf16-gemm --table "$d/bf16_tuned_gemm.csv" --profile "$h200"
+  expect 0 "summary: 1 keys, 1 complete; 13 rows; miss 0" -- "$tt" gaps --format aiter-fmoe --table "$d/tuned_fmoe.csv" --profile "$h200"
+  expect 0 "summary: 1 keys, 1 complete; 4096 rows; miss 0 extrapolated 0" -- "$tt" gaps --format vllm-moe-json --table "$d"/E=32,N=2048,*128].json --profile "$h200"
 done
 # tune --profile: keys no family serves and conflicting options are input errors, before any device work.
 expect 0 "--export-dir" -- "$tt" tune --help
@@ -158,7 +159,6 @@ expect 2 "--sweep-rows: not with --full-sweep" -- "$tt" tune --db "$tmp/p.db" --
 expect 2 "--tp: only with --profile" -- "$tt" tune --db "$tmp/p.db" --shapes "16,64,64" --tp 8
 expect 2 "--families 'fused_moe': the plan has no key of these families" -- "$tt" tune --db "$tmp/p.db" --profile "$src/profiles/llama-3.1-8b-bf16-tp1.cfg" --families fused_moe
 # export --profile: a deployment's tables from its tune's database alone; 2 on bad input, 1 when a row is left out.
-h200="$src/profiles/glm-5-fp8-ep8-h200.cfg"
 expect 0 "--device-name" -- "$tt" export --help
 : > "$tmp/empty.db"  # an empty file: the commands open it as an empty database
 expect 2 "nope.db: no such database" -- "$tt" db --db "$tmp/nope.db"
