@@ -402,17 +402,14 @@ std::vector<ProblemSummary> tune(const FamilyOps& ops, const std::vector<Json>& 
   Compiled compiled;
   compiled.compiler = &compiler;
   compiled.store = &store;
-  const auto [ok_before, failed_before] = store.cache_counts();
   const auto compile_start = std::chrono::steady_clock::now();
-  compiled.objects = jit::compile_all(compiler, sources, &store, default_jobs(opt.jobs), opt.progress);
+  std::size_t fresh = 0;
+  compiled.objects = jit::compile_all(compiler, sources, &store, default_jobs(opt.jobs), opt.progress, &fresh);
   for (std::size_t i = 0; i < sources.size(); ++i) compiled.by_name[sources[i].name_expression] = &compiled.objects[i];
-  {  // What the key's code cost: a resume whose database kept its compile cache compiles nothing.
-    const auto [ok_after, failed_after] = store.cache_counts();
-    const auto fresh = static_cast<long long>(ok_after + failed_after - ok_before - failed_before);
-    std::printf("code objects: %zu needed, %lld from the database's compile cache, %lld compiled (%.0f s)\n",
-                sources.size(), static_cast<long long>(sources.size()) - fresh, fresh,
-                std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count());
-  }
+  // What the key's code cost: a resume whose database kept its compile cache compiles nothing.
+  std::printf("code objects: %zu needed, %zu from the database's compile cache, %zu compiled (%.0f s)\n", sources.size(),
+              sources.size() - fresh, fresh,
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - compile_start).count());
 
   // Tiered search: anchor rows first, so every other row can start from their results.
   const bool tiered = !opt.anchor_ms.empty();

@@ -86,15 +86,18 @@ TEST(JitEmbedded, TemplatesAreEmbedded) {
 TEST(JitCompile, CompilesCachesAndReportsErrors) {
   db::Store cache(":memory:");
   const jit::Compiler c({kArch, {}});
-  const auto first = jit::compile_all(c, {some_kernel()}, &cache, 1, false);
+  std::size_t compiled = 9;
+  const auto first = jit::compile_all(c, {some_kernel()}, &cache, 1, false, &compiled);
   ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(compiled, 1u);
   ASSERT_TRUE(first[0].ok) << first[0].log;
   EXPECT_FALSE(first[0].binary.empty());
   EXPECT_FALSE(first[0].lowered_name.empty());
   EXPECT_GT(first[0].compile_ms, 0);
   // Second time: served from the cache, the very same bytes.
-  const auto again = jit::compile_all(c, {some_kernel()}, &cache, 1, false);
+  const auto again = jit::compile_all(c, {some_kernel()}, &cache, 1, false, &compiled);
   EXPECT_EQ(again[0].binary, first[0].binary);
+  EXPECT_EQ(compiled, 0u);
   EXPECT_EQ(again[0].key_hash, first[0].key_hash);
   // A broken source is a failed record with the compiler's log, not an exception.
   KernelSource broken = some_kernel();

@@ -170,7 +170,7 @@ db::CodeObjectRecord Compiler::compile(const KernelSource& k) const {
 }
 
 std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const std::vector<KernelSource>& sources,
-                                              db::Store* cache, int jobs, bool show_progress) {
+                                              db::Store* cache, int jobs, bool show_progress, std::size_t* compiled) {
   std::vector<db::CodeObjectRecord> out(sources.size());
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < sources.size(); ++i) {
@@ -183,6 +183,7 @@ std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const st
     }
     todo.push_back(i);
   }
+  if (compiled) *compiled = todo.size();
   if (todo.empty()) return out;
   Progress progress("compile " + compiler.arch(), todo.size(), show_progress);
   std::atomic<std::size_t> next{0};

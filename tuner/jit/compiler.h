@@ -34,8 +34,10 @@ class Compiler {
 };
 
 /// Compiles every source not already in the store's cache, in parallel on `jobs` threads, and returns
-/// one record per source, in order. Progress goes to stderr.
+/// one record per source, in order; `compiled` (if given) gets how many were compiled, not found in the cache.
+/// Progress goes to stderr.
 std::vector<db::CodeObjectRecord> compile_all(const Compiler& compiler, const std::vector<KernelSource>& sources,
-                                              db::Store* cache, int jobs, bool show_progress);
+                                              db::Store* cache, int jobs, bool show_progress,
+                                              std::size_t* compiled = nullptr);
 
 }  // namespace tunetab::jit
