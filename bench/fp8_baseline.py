@@ -5,7 +5,8 @@ scales and 128x128 weight scales (cuBLASLt's blockwise kernels), timed exactly a
 rate (tensor-wise scaled 8192^3) that the roofline uses. A shape cuBLASLt cannot serve is recorded with its
 error (it has no blockwise kernel for M = 1, for one).
 
-usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]   (env TUNETAB_TIME_SETS=N: N input sets, 1 keeps them in L2)
+usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]   (env TUNETAB_TIME_SETS=N: N input sets, 1 keeps them in L2;
+       TUNETAB_BASELINE_OUT=alloc|rotate: the output torch allocates at each call, or one per input set as tunetab's)
 """
 import json
 import os
@@ -51,6 +52,10 @@ def main():
     print(f"# {props.name} torch {torch.__version__}: copy {bw / 1e12:.2f} TB/s, fp8 matmul {rate / 1e12:.0f} TFLOP/s",
           flush=True)
     print("M,N,K,scaled_mm_us,roofline_us,note", flush=True)
+    out_mode = os.environ.get("TUNETAB_BASELINE_OUT", "alloc")
+    if out_mode not in ("alloc", "rotate"):
+        raise SystemExit(f"TUNETAB_BASELINE_OUT: alloc or rotate (got '{out_mode}')")
+    out["output"] = out_mode
     g = torch.Generator(device="cuda").manual_seed(1)
     for m, n, k in shapes:
         # bytes: fp8 A and B, fp32 scales, bf16 C
@@ -68,8 +73,17 @@ def main():
                    (b.float().view(n, k // 128, 128) *
                     sb.t().repeat_interleave(128, 0)[:n].reshape(n, k // 128, 1)).view(n, k).t())
             rel = ((got - ref).norm() / ref.norm()).item()
-            t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
-                                                         ops[i % sets][3], out_dtype=torch.bfloat16))
+            if out_mode == "rotate":
+                # One output per input set, passed as out=: every tensor rotates, as in tunetab's timing.
+                outs = [torch.empty(m, n, device="cuda", dtype=torch.bfloat16) for _ in range(sets)]
+                t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
+                                                             ops[i % sets][3], out_dtype=torch.bfloat16,
+                                                             out=outs[i % sets]))
+            else:
+                # NOTE: inside the graph's capture each call's output comes from the graph's pool, freed at once
+                # and so (likely) the same block every call: an output that stays in L2.
+                t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
+                                                             ops[i % sets][3], out_dtype=torch.bfloat16))
             row.update(t)
             row["rel_l2_vs_dequantized"] = rel
             note = f"rel_l2 {rel:.2e}"

@@ -150,6 +150,9 @@ class Workload {
   /// (and their scales) are the capacity's, and so is the reference's prefix.
   void set_m(std::int64_t m);
   void launch(const Config& c, const std::vector<const Module*>& pipeline, int set, const Stream& s);
+  /// From now on every set's launch writes set 0's output (the inputs still rotate): a timing method in which
+  /// the output stays in L2, as a caller's reused output buffer may (tests' TUNETAB_TIME_OUTPUT=one).
+  void share_output(bool on) { share_output_ = on; }
   /// Before a validation launch: set 0's output to NaN (0xFFFF) and every guard band re-armed.
   void poison_output();
   /// After a validation launch: the first buffer whose guard band changed, as "C: 2 bytes after ..."; below
@@ -179,6 +182,7 @@ class Workload {
   DeviceBuffer workspace_, counters_;
   std::int64_t capacity_m_ = 0;
   std::size_t guard_ = 0;
+  bool share_output_ = false;
   /// Bytes of C the current M writes, and the size of the window after them that must stay untouched.
   std::pair<std::size_t, std::size_t> c_window() const;
 };

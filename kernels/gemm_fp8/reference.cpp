@@ -185,7 +185,7 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
   TUNETAB_ASSERT(pipeline.size() == 1, "gemm_fp8_blockscale is a one-kernel pipeline");
   Set& st = sets_[static_cast<std::size_t>(set) % sets_.size()];
   TUNETAB_ASSERT(workspace_.bytes() >= workspace_bytes(p_, c), "split-K workspace too small");
-  Fp8GemmArgs args{{st.a.get(), st.b.get(), st.c.get(), static_cast<float*>(workspace_.get()),
+  Fp8GemmArgs args{{st.a.get(), st.b.get(), share_output_ ? sets_[0].c.get() : st.c.get(), static_cast<float*>(workspace_.get()),
                     static_cast<unsigned*>(counters_.get()), static_cast<int>(p_.m), static_cast<int>(p_.n),
                     static_cast<int>(p_.k), c.split_k, static_cast<int>(k_per_split(p_, c))},
                    static_cast<const float*>(st.a_scale.get()), static_cast<const float*>(st.b_scale.get()),
