@@ -6,7 +6,8 @@ rate (tensor-wise scaled 8192^3) that the roofline uses. A shape cuBLASLt cannot
 error (it has no blockwise kernel for M = 1, for one).
 
 usage: fp8_baseline.py --shapes "M,N,K;..." [--json OUT]   (env TUNETAB_TIME_SETS=N: N input sets, 1 keeps them in L2;
-       TUNETAB_BASELINE_OUT=alloc|rotate: the output torch allocates at each call, or one per input set as tunetab's)
+       TUNETAB_BASELINE_OUT=rotate|alloc: one output per input set, as tunetab's timing (the default), or the output
+       torch allocates at each call, which inside the graph's capture is one block every call: an output kept in L2)
 """
 import json
 import os
@@ -52,7 +53,10 @@ def main():
     print(f"# {props.name} torch {torch.__version__}: copy {bw / 1e12:.2f} TB/s, fp8 matmul {rate / 1e12:.0f} TFLOP/s",
           flush=True)
     print("M,N,K,scaled_mm_us,roofline_us,note", flush=True)
-    out_mode = os.environ.get("TUNETAB_BASELINE_OUT", "alloc")
+    # NOTE: until 2026-12-06 (session 47) the baseline let torch allocate its output (one reused block, in L2) while
+    # tunetab's outputs rotate with the inputs; both rotating moved cuBLASLt's times by 0.6% (geomean, 80 shapes,
+    # H100): docs/performance.md, session 47.
+    out_mode = os.environ.get("TUNETAB_BASELINE_OUT", "rotate")
     if out_mode not in ("alloc", "rotate"):
         raise SystemExit(f"TUNETAB_BASELINE_OUT: alloc or rotate (got '{out_mode}')")
     out["output"] = out_mode
@@ -81,7 +85,7 @@ def main():
                                                              out=outs[i % sets]))
             else:
                 # NOTE: inside the graph's capture each call's output comes from the graph's pool, freed at once
-                # and so (likely) the same block every call: an output that stays in L2.
+                # and so the same block every call (docs/bench/2026-12-06-s47/out_probe.py): it stays in L2.
                 t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
                                                              ops[i % sets][3], out_dtype=torch.bfloat16))
             row.update(t)
