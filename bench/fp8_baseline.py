@@ -82,15 +82,11 @@ def main():
                    (b.float().view(n, k // 128, 128) *
                     sb.t().repeat_interleave(128, 0)[:n].reshape(n, k // 128, 1)).view(n, k).t())
             rel = ((got - ref).norm() / ref.norm()).item()
-            if outs:
-                t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
-                                                             ops[i % sets][3], out_dtype=torch.bfloat16,
-                                                             out=outs[i % sets]))
-            else:
-                # NOTE: inside the graph's capture each call's output comes from the graph's pool, freed at once
-                # and so the same block every call (docs/bench/2026-12-06-s47/out_probe.py): it stays in L2.
-                t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
-                                                             ops[i % sets][3], out_dtype=torch.bfloat16))
+            # NOTE: without out= (alloc), inside the graph's capture each call's output comes from the graph's pool,
+            # freed at once and so the same block every call (docs/bench/2026-12-06-s47/out_probe.py): it stays in L2.
+            t = time_launches(lambda i: torch._scaled_mm(ops[i % sets][0], ops[i % sets][1].t(), ops[i % sets][2],
+                                                         ops[i % sets][3], out_dtype=torch.bfloat16,
+                                                         **({"out": outs[i % sets]} if outs else {})))
             row.update(t)
             row["rel_l2_vs_dequantized"] = rel
             note = f"rel_l2 {rel:.2e}"
