@@ -10,6 +10,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 if [[ $gpu == *H200* ]]; then
   exec bash docs/bench/2026-12-06-s46/next.sh
 fi
-bash docs/bench/2026-12-06-s47/call3.sh
+mkdir -p "$OUT/cta" && OUT="$OUT/cta" bash docs/bench/2026-12-06-s47/call3.sh
+tar czf "$OUT/cta.tgz" -C "$OUT" cta && rm -rf "$OUT/cta"
 BIN=.carry PARTS="e2e" STEP_TIMEOUT=400 bash scripts/gpu_check.sh > "$OUT/gpu_check.out" 2>&1
 echo "gpu_check rc=$?"; tail -n 5 "$OUT/gpu_check.out"
