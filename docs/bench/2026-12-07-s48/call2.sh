@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Session 48, call 2: on an H200, issue 6's acceptance run (docs/bench/2026-12-06-s46/next.sh). On any other GPU: call
-# 1 found the last tile row (M 256..303 of 304: 48 of 128 rows) the slow CTAs of the 128 x 96 and 128 x 128 tiles. A/B
+# Session 48, call 2 (any GPU: a kernel change that this A/B may bring re-keys tma4's verdicts, so the H200's re-tune
+# waits for it). Call 1 found the last tile row (M 256..303 of 304: 48 of 128 rows) the slow CTAs of the 128 x 96 and 128 x 128 tiles. A/B
 # of three builds of the timeline branch, alternating A C D A C D: A = `.carry_tl` (session 47's per-CTA dump), C =
 # `.carry_tl3` (branch s48-tail: A in 64-row boxes, a box wholly past M not copied, its warpgroup idle), D =
 # `.carry_tl4` (branch s48-rev: tile rows in reverse launch order: a slow tile or a slow place?); then cuBLASLt.
@@ -8,8 +8,6 @@
 #   usage: OUT=... bash docs/bench/2026-12-07-s48/call2.sh   (carry .carry and .carry_x: tl.tgz packs the builds)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-[[ $gpu == *H200* ]] && exec bash docs/bench/2026-12-06-s46/next.sh
 nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader
 tar xzf .carry_x/tl.tgz
 t="m128n128k128_w64x128_s6_tma4_sk1,m128n128k128_w64x128_s6_tma4_cn4_sk1,m64n192k128_w64x96_s6_tma4_c2_sk1,m128n96k128_w64x96_s6_tma4_sk1"
