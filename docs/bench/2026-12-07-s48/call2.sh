@@ -4,7 +4,8 @@
 # of three builds of the timeline branch, alternating A C D A C D: A = `.carry_tl` (session 47's per-CTA dump), C =
 # `.carry_tl3` (branch s48-tail: A in 64-row boxes, a box wholly past M not copied, its warpgroup idle), D =
 # `.carry_tl4` (branch s48-rev: tile rows in reverse launch order: a slow tile or a slow place?); then cuBLASLt.
-# Outputs: cta.tgz (the CSVs and logs), fp8_baseline.log.
+# Last, the ragged-shape test on tma4's configs with `.carry_oob` (branch s48-oob: C's change as main would take it).
+# Outputs: cta.tgz (the CSVs and logs), fp8_baseline.log, ragged_tma4.log.
 #   usage: OUT=... bash docs/bench/2026-12-07-s48/call2.sh   (carry .carry and .carry_x: tl.tgz packs the builds)
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
@@ -23,3 +24,5 @@ for r in A C D; do echo "=== $r"; python3 docs/bench/2026-12-06-s47/cta_report.p
 tar czf "$OUT/cta.tgz" -C "$OUT" cta && rm -rf "$OUT/cta"
 (cd bench && python3 fp8_baseline.py --shapes "304,4096,2048;336,4096,2048;304,4096,4096;304,6144,2048;304,3072,6144") > "$OUT/fp8_baseline.log" 2>&1
 grep -E "us|TB/s" "$OUT/fp8_baseline.log" | head -20
+TUNETAB_FP8_ONLY=tma4 timeout 240 .carry_oob/tunetab_gpu_tests --gtest_filter=GemmFp8Gpu.ConfigsMatchReferenceOnRaggedShapes > "$OUT/ragged_tma4.log" 2>&1
+echo "ragged tma4 (s48-oob): rc=$?"; tail -n 4 "$OUT/ragged_tma4.log"
