@@ -5,7 +5,7 @@
 # - on an H200: issue 6's re-tune from runs/glm5.db.gz and its benchmark (docs/bench/2026-12-06-s46/next.sh) with E's
 #   binaries if, by the rule fixed before this call, E's geomean over the pairs is <= 0.99, its mean over the 336
 #   control pairs <= 1.01 and its ragged test passes; with main's (.carry) otherwise.
-# - on any other GPU: E's GemmFp8Gpu.* through gpu_check (E has not run on a GPU before; the e2e part is BF16's).
+# - on any other GPU: E's GemmFp8Gpu.* on the tma4 configs through gpu_check (E has not run on a GPU before; the e2e part is BF16's).
 # Outputs: ab4.tgz, ragged_tma4_e.log, then glm5.* and bench.tgz, or gpu_check.tgz.
 #   usage: OUT=... bash docs/bench/2026-12-07-s49/call1.sh
 set -uo pipefail
@@ -40,7 +40,7 @@ if [[ $gpu == *H200* ]]; then
   BIN=$bin TOTAL_S=$((585 - (SECONDS - t0))) TUNE_ARGS="--families gemm_fp8_blockscale --sweep-rows 257-352" \
     bash scripts/tune_and_bench.sh profiles/glm-5-fp8-ep8-h200.cfg glm5
 else
-  BIN=.carry_ab/e PARTS="gpu" GPU_TESTS='GemmFp8Gpu.*' STEP_TIMEOUT=$((575 - (SECONDS - t0))) \
+  TUNETAB_FP8_ONLY=tma4 BIN=.carry_ab/e PARTS="gpu" GPU_TESTS='GemmFp8Gpu.*' STEP_TIMEOUT=$((575 - (SECONDS - t0))) \
     bash scripts/gpu_check.sh
 fi
 echo "total $((SECONDS - t0)) s"
