@@ -1,19 +1,17 @@
 #!/usr/bin/env bash
 # Session 49, call 2 (carry .carry, .carry_x: ab.tgz packs .carry_ab/{old,e,f,g}/tunetab_gpu_tests: main, s48-oob2,
 # s49-f (E with the producer's loop split, so whole tiles run main's loop), s49-g (main with E's argument block only)).
-# - on an H200: issue 6's re-tune from runs/glm5.db.gz and its benchmark with main's binaries (next.sh's command).
+# - on an H200: docs/bench/2026-12-06-s46/next.sh (issue 6's re-tune from runs/glm5.db.gz and its benchmark, main's
+#   binaries; TOTAL_S passes through to scripts/tune_and_bench.sh).
 # - on any other GPU: where E's whole-tile cost comes from: old G F E, twice, in turn, on call 1's shapes; the
 #   ragged-shape test on tma4 with F.
 # Outputs: glm5.tune.log, glm5.db.gz, glm5.tables.tgz, bench.tgz; or abfg.tgz, ragged_tma4_f.log.
 #   usage: OUT=... bash docs/bench/2026-12-07-s49/call2.sh
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
-if [[ $gpu == *H200* ]]; then
-  TUNE_ARGS="--families gemm_fp8_blockscale --sweep-rows 257-352" bash scripts/tune_and_bench.sh profiles/glm-5-fp8-ep8-h200.cfg glm5
-  exit
-fi
+[[ $gpu == *H200* ]] && exec bash docs/bench/2026-12-06-s46/next.sh
+nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader
 tar xzf .carry_x/ab.tgz
 t="m128n128k128_w64x128_s6_tma4_sk1,m128n96k128_w64x96_s6_tma4_sk1,m128n64k128_w64x64_s6_tma4_sk1,m64n192k128_w64x96_s6_tma4_c2_sk1"
 spec=""
