@@ -33,6 +33,14 @@ namespace tt {
 /// gemm_fp8::kTma4MaxK mirrors it.
 inline constexpr int kTma4MaxK = 8192;
 
+/// tma4's arguments: the TMA kernels' (boxes of the tile's rows, or of a cluster slice's) and A's map again in 64-row
+/// boxes, for a tile whose last 64-row half (or more) lies wholly past M: that tile copies A in 64-row boxes and skips
+/// the halves past M. NOTE: the host's gemm_fp8 launch mirrors it.
+struct Fp8GemmTma4Args {
+  Fp8GemmArgs p;
+  TensorMap a, b, a64;
+};
+
 #if TT_HAS_WGMMA
 /// One contiguous copy of `bytes` (a multiple of 16, both addresses 16-byte aligned) to shared memory, completing its
 /// bytes on `bar`. NOTE: moe_wgmma2.h's bulk_load; a shared header would change its code keys.
@@ -150,7 +158,7 @@ struct Tma4Consumer {
 // NOTE: no defaults: ROCm 5.2 hipRTC matches a name expression against the full argument list.
 template <int kBlockM, int kBlockN, int kWarpN, int kStages, int kClusterM, int kClusterN, typename Index>
 __global__ void TT_FP8_TMA3_BOUNDS((kBlockM / 64) * (kBlockN / kWarpN) * 128 + 128)
-gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
+gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTma4Args args) {
   constexpr int kConsumersN = kBlockN / kWarpN;
   constexpr int kConsumers = (kBlockM / 64) * kConsumersN;
   [[maybe_unused]] constexpr int kThreads = kConsumers * 128 + 128;  // the portable body's
@@ -192,6 +200,7 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
   if (tid == kConsumers * 128) {
     prefetch_tensormap(&args.a);
     prefetch_tensormap(&args.b);
+    if (kClusterN == 1 && g.m - bm0 <= kBlockM - 64) prefetch_tensormap(&args.a64);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);  // the TMA thread's expect_tx arrival
       mbar_init(&empty_bar[s], kConsumers * 4 * (kClusterM + kClusterN - 1));  // every consumer warp the stage feeds
@@ -224,16 +233,37 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       u16 column_mask = 0;
 #pragma unroll
       for (int j = 0; j < kClusterM; ++j) column_mask |= static_cast<u16>(1u << (cx + j * kClusterN));
-      for (int i = 0; i < k_tiles; ++i) {
-        const int s = i % kStages;
-        if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
-        mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
-        u8* sa = base + s * kStageBytes;
-        u8* sb = sa + kBlockM * kBlockK;
-        if constexpr (kClusterN > 1) tma_load_2d_multicast(sa + ra * kBlockK, &args.a, i * kBlockK, bm0 + ra, &full_bar[s], row_mask);
-        else tma_load_2d(sa, &args.a, i * kBlockK, bm0, &full_bar[s]);
-        if constexpr (kClusterM > 1) tma_load_2d_multicast(sb + rb * kBlockK, &args.b, i * kBlockK, bn0 + rb, &full_bar[s], column_mask);
-        else tma_load_2d(sb, &args.b, i * kBlockK, bn0, &full_bar[s]);
+      // Without a cluster along N, a tile with a 64-row half wholly past M (the last tile row of M 304 in 128-row tiles,
+      // a padding CTA) copies A in 64-row boxes and not those halves: on the H100 the 128-row box of that tile row, 80
+      // of its rows zero-filled, made its CTAs the launch's slowest (docs/performance.md, session 48).
+      // NOTE: two loops, not one with a branch per copy: whole tiles keep the one-box loop as it compiled before
+      // (one loop for both came with whole tiles 4-14% slower on the H100; split, they time as before: session 50).
+      const bool a_halves = kClusterN == 1 && g.m - bm0 <= kBlockM - 64;
+      if (a_halves) {
+        const int a_boxes = tma4_nonneg((g.m - bm0 + 63) / 64);
+        const u32 stage_bytes = static_cast<u32>(kStageBytes - (kBlockM / 64 - a_boxes) * 64 * kBlockK);
+        for (int i = 0; i < k_tiles; ++i) {
+          const int s = i % kStages;
+          if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
+          mbar_arrive_expect_tx(&full_bar[s], stage_bytes);
+          u8* sa = base + s * kStageBytes;
+          u8* sb = sa + kBlockM * kBlockK;
+          for (int h = 0; h < a_boxes; ++h) tma_load_2d(sa + h * 64 * kBlockK, &args.a64, i * kBlockK, bm0 + h * 64, &full_bar[s]);
+          if constexpr (kClusterM > 1) tma_load_2d_multicast(sb + rb * kBlockK, &args.b, i * kBlockK, bn0 + rb, &full_bar[s], column_mask);
+          else tma_load_2d(sb, &args.b, i * kBlockK, bn0, &full_bar[s]);
+        }
+      } else {
+        for (int i = 0; i < k_tiles; ++i) {
+          const int s = i % kStages;
+          if (i >= kStages) mbar_wait(&empty_bar[s], ((i / kStages) - 1) & 1);
+          mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
+          u8* sa = base + s * kStageBytes;
+          u8* sb = sa + kBlockM * kBlockK;
+          if constexpr (kClusterN > 1) tma_load_2d_multicast(sa + ra * kBlockK, &args.a, i * kBlockK, bm0 + ra, &full_bar[s], row_mask);
+          else tma_load_2d(sa, &args.a, i * kBlockK, bm0, &full_bar[s]);
+          if constexpr (kClusterM > 1) tma_load_2d_multicast(sb + rb * kBlockK, &args.b, i * kBlockK, bn0 + rb, &full_bar[s], column_mask);
+          else tma_load_2d(sb, &args.b, i * kBlockK, bn0, &full_bar[s]);
+        }
       }
       // NOTE: in a cluster, the producer's tail (as CUTLASS's): it waits until every stage it filled has been released
       // by the consumers of every CTA it feeds, so no peer's arrival on this CTA's barriers and none of its own copies
@@ -262,6 +292,9 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTmaArgs args) {
       s_ascale + r_tile * scale_k, s_bscale + lo_row * scale_k, s_bscale + hi_row * scale_k, scale_k, lane, cx, cy};
     if constexpr (kCluster) tma4_cluster_wait();  // the barriers are initialised (and the peers' too)
     mbar_wait(&scale_bar, 0);
+    // NOTE: a warpgroup whose rows all lie past M multiplies A rows the producer did not copy (stale shared memory);
+    // its products are never stored. (A loop of its own that only waited and released came with whole tiles 5-15%
+    // slower on the H100: docs/performance.md, session 48.)
     if constexpr (kWarpN == 96) {
       if (jb == 4) consumer.template k_loop<4>(acc, 0, k_tiles, wg_m, wg_n);
       else if (jb == 8) consumer.template k_loop<8>(acc, 0, k_tiles, wg_m, wg_n);

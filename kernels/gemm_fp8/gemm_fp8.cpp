@@ -370,7 +370,7 @@ std::vector<KernelSource> kernels(const Config& c, int index_bits) {
         "tt::gemm_fp8_blockscale_tma3<" + list({c.block_m, c.block_n, c.warp_n, c.stages, c.persistent}) + index + ">";
   } else if (c.math == Math::kTma4) {
     k.source = "#include \"gemm_fp8_tma4.h\"\n";
-    k.parameters = "const tt::Fp8GemmTmaArgs";
+    k.parameters = "const tt::Fp8GemmTma4Args";
     k.name_expression =
         "tt::gemm_fp8_blockscale_tma4<" + list({c.block_m, c.block_n, c.warp_n, c.stages, c.cluster_m, c.cluster_n}) + index + ">";
   } else if (c.math == Math::kTma) {

@@ -191,16 +191,19 @@ void Workload::launch(const Config& c, const std::vector<const Module*>& pipelin
                    static_cast<const float*>(st.a_scale.get()), static_cast<const float*>(st.b_scale.get()),
                    static_cast<int>(p_.scale_k()), p_.in == Fp8::kE4m3fnuz ? 1 : 0};
   void* params[] = {&args};
-  // NOTE: mirrors tt::Fp8GemmTmaArgs: TMA descriptors for boxes of 128 bytes of K x the tile's rows.
+  // NOTE: mirrors tt::Fp8GemmTmaArgs (and tt::Fp8GemmTma4Args, with a64): TMA descriptors for boxes of 128 bytes of K
+  // x the tile's rows.
   struct TmaArgs {
     Fp8GemmArgs p;
-    TensorMap a, b;
+    TensorMap a, b, a64;
   } tma_args;
   if (c.tma()) {
     tma_args.p = args;
     // A cluster's CTAs each copy a slice of the tiles they share: boxes of the slice's rows.
     tma_args.a = tensor_map_2d(st.a.get(), 1, p_.k, p_.m, p_.k, 128, c.block_m / c.cluster_n);
     tma_args.b = tensor_map_2d(st.b.get(), 1, p_.k, p_.n, p_.k, 128, c.block_n / c.cluster_m);
+    // tma4 copies A in 64-row boxes where a tile's last 64-row half lies past M; the other kernels read no a64.
+    if (c.math == Math::kTma4) tma_args.a64 = tensor_map_2d(st.a.get(), 1, p_.k, p_.m, p_.k, 128, 64);
     params[0] = &tma_args;
   }
   LaunchDims d;
