@@ -41,8 +41,10 @@ echo "rc=$rc wall=$(( $(date +%s) - start ))s$why" >> "$out/$name.tune.log"
 # the file before it is copied, or the next call (on a fresh machine) would tune them again.
 python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA wal_checkpoint(TRUNCATE)'); c.close()" "$db"
 gzip -c "$db" > "$out/$name.db.gz"
-if [ "$(stat -c %s "$out/$name.db.gz")" -gt 15000000 ]; then
-  # NOTE: the device tool returns files up to 16 MiB: drop the compile cache (the next call recompiles).
+if [ "$rc" = 0 ] || [ "$(stat -c %s "$out/$name.db.gz")" -gt 15000000 ]; then
+  # NOTE: the copy is committed and travels with every device call (64 MiB in all), and the device tool returns
+  # files up to 16 MiB: drop the compile cache once the tune is done (184 code objects of one family's re-tune were
+  # 6 MB of a 13 MB database) or where it is too large; a later call recompiles what it needs (seconds a key).
   python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('DELETE FROM code_objects'); c.commit(); c.execute('VACUUM')" "$db"
   gzip -c "$db" > "$out/$name.db.gz"
 fi
