@@ -20,7 +20,9 @@ OUT=$OUT B=.carry_ab/ov/tunetab_gpu_tests MS="304 336 352 384" \
   CFGS="m128n96k128_w64x96_s4_tma4_sk1,m128n96k128_w64x96_s6_tma4_sk1,m128n128k128_w64x128_s6_tma4_sk1,m128n64k128_w64x64_s6_tma4_sk1,m128n96k128_w64x96_s6_tma4_c2_sk1,m128n96k128_w64x96_s6_tma4_cn2_sk1,m128n96k128_w64x96_s4_tma3_sk1" \
   bash scripts/ab_fp8.sh | tee "$OUT/ab.out"
 echo "A/B at $((SECONDS - t0)) s"
-if python3 - "$OUT/ab.out" <<'PY'
+# The re-tune (213 s on the H100 in session 50) and the benchmark only with 300 s left: a cut tune would leave the
+# database half on ov's code keys.
+if [ $((total - (SECONDS - t0))) -ge 300 ] && python3 - "$OUT/ab.out" <<'PY'
 import re, sys
 g = {int(m[1]): float(m[2]) for m in re.finditer(r"^M (\d+): geomean B/A ([\d.]+)", open(sys.argv[1]).read(), re.M)}
 ok = "ragged (B, tma4): rc=0" in open(sys.argv[1]).read()
