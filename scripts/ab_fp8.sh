@@ -11,6 +11,8 @@ cd "$(dirname "$0")/.."
 a=${A:-.carry/tunetab_gpu_tests}
 b=${B:?B: the build to compare (a tunetab_gpu_tests)}
 out=${OUT:-out}
+ragged_s=${RAGGED_S:-240}
+only=${ONLY:-tma4}
 keys=${KEYS:-"2048,2048 2624,6144 3072,6144 3584,512 4096,2048 512,6144 6144,1536 6144,2048"}
 spec=""
 for m in ${MS:?MS: the M values}; do
@@ -46,8 +48,8 @@ for k, ((a, ca), (b, cb)) in sorted(best.items()):
     print(f"best {'x'.join(map(str, k))}: A {a:.2f} {ca}  B {b:.2f} {cb} ({b / a:.3f})")
 PY
 tar czf "$out/ab.tgz" -C "$out" ab && rm -rf "$out/ab"
-if [ "${RAGGED_S:-240}" -gt 0 ]; then
-  TUNETAB_FP8_ONLY=${ONLY:-tma4} timeout "${RAGGED_S:-240}" "$b" --gtest_filter=GemmFp8Gpu.ConfigsMatchReferenceOnRaggedShapes \
+if [ "$ragged_s" -gt 0 ]; then
+  TUNETAB_FP8_ONLY=$only timeout "$ragged_s" "$b" --gtest_filter=GemmFp8Gpu.ConfigsMatchReferenceOnRaggedShapes \
     > "$out/ragged_b.log" 2>&1
-  echo "ragged (B, ${ONLY:-tma4}): rc=$?"; tail -n 2 "$out/ragged_b.log"
+  echo "ragged (B, $only): rc=$?"; tail -n 2 "$out/ragged_b.log"
 fi
