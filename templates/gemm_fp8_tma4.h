@@ -196,11 +196,18 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTma4Args args) {
   const int wg = tid / 128, wg_m = wg / kConsumersN, wg_n = wg % kConsumersN;
   const int scale_k = p.scale_k;
   const int nb_first = bn0 >> 7, nb_last = (imin(bn0 + kBlockN, g.n) - 1) >> 7;
+  // A partial tile (rows past M) with M >= kBlockM moves up to rows [M - kBlockM, M): its box holds no row past M, and
+  // its rows above bm0 (the tile before's, computed again) are not stored. Otherwise (M < kBlockM, or a cluster's
+  // padding CTA), without a cluster along N, a tile whose last 64-row half (or more) lies wholly past M copies A in
+  // 64-row boxes and skips those halves.
+  const bool move_up = g.m >= kBlockM && g.m - bm0 > 0 && g.m - bm0 < kBlockM;
+  const int am0 = move_up ? g.m - kBlockM : bm0;
+  const bool a_halves = kClusterN == 1 && !move_up && g.m - bm0 <= kBlockM - 64;
   // The TMA thread initialises the barriers, so that it may use them before the cluster barrier completes.
   if (tid == kConsumers * 128) {
     prefetch_tensormap(&args.a);
     prefetch_tensormap(&args.b);
-    if (kClusterN == 1 && g.m - bm0 <= kBlockM - 64) prefetch_tensormap(&args.a64);
+    if (a_halves) prefetch_tensormap(&args.a64);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full_bar[s], 1);  // the TMA thread's expect_tx arrival
       mbar_init(&empty_bar[s], kConsumers * 4 * (kClusterM + kClusterN - 1));  // every consumer warp the stage feeds
@@ -220,10 +227,10 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTma4Args args) {
     if (tid == kConsumers * 128) {
       // A cluster's padding CTA copies no scales past M (rows) or past N's last block (columns); one padded only
       // along N may still copy its rows' A scales and a B block's row that its columns start in.
-      const u32 a_bytes = static_cast<u32>(tma4_nonneg(imin(kBlockM, g.m - bm0)) * scale_k * 4);
+      const u32 a_bytes = static_cast<u32>(tma4_nonneg(imin(kBlockM, g.m - am0)) * scale_k * 4);
       const u32 b_bytes = static_cast<u32>(tma4_nonneg(nb_last - nb_first + 1) * scale_k * 4);
       mbar_arrive_expect_tx(&scale_bar, a_bytes + b_bytes);
-      if (a_bytes > 0) tma4_bulk_load(s_ascale, p.a_scale + static_cast<Index>(bm0) * scale_k, a_bytes, &scale_bar);
+      if (a_bytes > 0) tma4_bulk_load(s_ascale, p.a_scale + static_cast<Index>(am0) * scale_k, a_bytes, &scale_bar);
       if (b_bytes > 0) tma4_bulk_load(s_bscale, p.b_scale + nb_first * scale_k, b_bytes, &scale_bar);
       // In a cluster each CTA copies its slice of the shared tiles to every CTA that shares them (TMA multicast):
       // the whole stage lands in each CTA, peers' slices included.
@@ -233,12 +240,12 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTma4Args args) {
       u16 column_mask = 0;
 #pragma unroll
       for (int j = 0; j < kClusterM; ++j) column_mask |= static_cast<u16>(1u << (cx + j * kClusterN));
-      // Without a cluster along N, a tile with a 64-row half wholly past M (the last tile row of M 304 in 128-row tiles,
-      // a padding CTA) copies A in 64-row boxes and not those halves: on the H100 the 128-row box of that tile row, 80
-      // of its rows zero-filled, made its CTAs the launch's slowest (docs/performance.md, session 48).
+      // A tile of zero-filled rows past M was its launch's slowest on the H100 (the last tile row of M 304 in 128-row
+      // tiles, 80 of its rows zero-filled: docs/performance.md, session 48). Such a tile moves up (am0) where M allows;
+      // where not (a_halves: M < kBlockM, a padding CTA), it copies A in 64-row boxes and not the halves past M. On the
+      // H100 moving up beat the zero fill at M 336 and 352 (session 52: tiles of 128 rows, geomean 0.969 and 0.979).
       // NOTE: two loops, not one with a branch per copy: whole tiles keep the one-box loop as it compiled before
       // (one loop for both came with whole tiles 4-14% slower on the H100; split, they time as before: session 50).
-      const bool a_halves = kClusterN == 1 && g.m - bm0 <= kBlockM - 64;
       if (a_halves) {
         const int a_boxes = tma4_nonneg((g.m - bm0 + 63) / 64);
         const u32 stage_bytes = static_cast<u32>(kStageBytes - (kBlockM / 64 - a_boxes) * 64 * kBlockK);
@@ -259,8 +266,8 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTma4Args args) {
           mbar_arrive_expect_tx(&full_bar[s], kStageBytes);
           u8* sa = base + s * kStageBytes;
           u8* sb = sa + kBlockM * kBlockK;
-          if constexpr (kClusterN > 1) tma_load_2d_multicast(sa + ra * kBlockK, &args.a, i * kBlockK, bm0 + ra, &full_bar[s], row_mask);
-          else tma_load_2d(sa, &args.a, i * kBlockK, bm0, &full_bar[s]);
+          if constexpr (kClusterN > 1) tma_load_2d_multicast(sa + ra * kBlockK, &args.a, i * kBlockK, am0 + ra, &full_bar[s], row_mask);
+          else tma_load_2d(sa, &args.a, i * kBlockK, am0, &full_bar[s]);
           if constexpr (kClusterM > 1) tma_load_2d_multicast(sb + rb * kBlockK, &args.b, i * kBlockK, bn0 + rb, &full_bar[s], column_mask);
           else tma_load_2d(sb, &args.b, i * kBlockK, bn0, &full_bar[s]);
         }
@@ -317,8 +324,8 @@ gemm_fp8_blockscale_tma4(const TT_GRID_CONSTANT Fp8GemmTma4Args args) {
       constexpr int kChunksN = kBlockN / 8;
       const bool vec = (g.n & 7) == 0;  // 16-byte aligned rows
       for (int c = tid; c < kBlockM * kChunksN; c += kConsumers * 128) {
-        const int r = c / kChunksN, col = bn0 + (c % kChunksN) * 8, row = bm0 + r;
-        if (row >= g.m || col >= g.n) continue;
+        const int r = c / kChunksN, col = bn0 + (c % kChunksN) * 8, row = am0 + r;
+        if (row < bm0 || row >= g.m || col >= g.n) continue;
         const u8* src = out_tile + r * kLdC + (c % kChunksN) * 16;
         u16* dst = g.c + static_cast<Index>(row) * static_cast<Index>(g.n) + static_cast<Index>(col);
         if (vec && col + 8 <= g.n) {
