@@ -6,11 +6,11 @@
 # - on any other GPU: scripts/gpu_check.sh on the merged build: unit, every FP8 GPU test (all configs, the ragged-shape
 #   test included), the end-to-end tune with its resumes, re-export and verify, and the safety part (planted faults).
 #   GemmGpu.*, MoeGpu.* and ValidateGpu.* run code ov2 did not touch (session 50's call 16 and earlier ran them).
-#   usage: OUT=... [TOTAL_S=575] bash docs/bench/2026-12-07-s53/call.sh
+#   usage: OUT=... [TOTAL_S=575] [PARTS="unit gpu e2e safety"] bash docs/bench/2026-12-07-s53/call.sh
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -n 1)
 [[ $gpu == *H200* ]] && exec env TOTAL_S=${TOTAL_S:-575} bash docs/bench/2026-12-06-s46/next.sh
 t0=$SECONDS
-PARTS="unit gpu e2e safety" GPU_TESTS='GemmFp8Gpu.*' STEP_TIMEOUT=${STEP_TIMEOUT:-240} bash scripts/gpu_check.sh
+PARTS=${PARTS:-"unit gpu e2e safety"} GPU_TESTS='GemmFp8Gpu.*' STEP_TIMEOUT=${STEP_TIMEOUT:-240} bash scripts/gpu_check.sh
 echo "rc=$? total $((SECONDS - t0)) s"
