@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <sstream>
 
 #include "exporters/csv.h"
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -79,10 +80,9 @@ void write_aiter_fmoe(std::ostream& out, const std::vector<FmoeChoice>& rows) {
 }
 
 void write_aiter_fmoe(const std::string& path, const std::vector<FmoeChoice>& rows) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw_input(path + ": cannot open for writing");
-  write_aiter_fmoe(out, rows);
-  if (!out) throw_input(path + ": write failed");
+  std::ostringstream text;
+  write_aiter_fmoe(text, rows);
+  write_text_file(path, text.str());
 }
 
 }  // namespace tunetab::exporters

@@ -1,10 +1,9 @@
 #include "exporters/certificate.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -159,20 +158,14 @@ Certificate certificate_from_json(const nlohmann::json& j, const std::string& so
 }
 
 void write_certificate(const std::string& path, const Certificate& c) {
-  std::ofstream out(path);
-  if (!out) throw_input(path + ": cannot open for writing");
-  out << to_json(c).dump(1) << "\n";
-  if (!out) throw_input(path + ": write failed");
+  write_text_file(path, to_json(c).dump(1) + "\n");
 }
 
 Certificate read_certificate(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw_input(path + ": cannot open for reading");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::string text = read_text_file(path);
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
+    j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw_input(path + ": malformed JSON: " + e.what());
   }

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -42,10 +42,7 @@ std::string write_vllm_moe_json(const std::string& dir, const VllmMoeSelector& s
                                 const std::vector<VllmMoeChoice>& rows) {
   const std::string path = (std::filesystem::path(dir) / vllm_moe_file_name(selector)).string();
   const std::string text = vllm_moe_config_json(rows).dump(4) + "\n";  // vLLM's benchmark_moe writes indent=4
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw_input(path + ": cannot open for writing");
-  out << text;
-  if (!out) throw_input(path + ": write failed");
+  write_text_file(path, text);
   return path;
 }
 

@@ -1,11 +1,10 @@
 #include "exporters/vllm_moe_json.h"
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -81,11 +80,7 @@ VllmMoeFile parse_vllm_moe_json(const std::string& text, const std::string& path
 }
 
 VllmMoeFile read_vllm_moe_json(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_vllm_moe_json(ss.str(), path);
+  return parse_vllm_moe_json(read_text_file(path), path);
 }
 
 }  // namespace tunetab::exporters

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -23,6 +22,7 @@
 #include "tuner/runner.h"
 #include "tuner/safety/certify.h"
 #include "tuner/safety/coverage.h"
+#include "tuner/text_file.h"
 
 namespace tunetab {
 
@@ -35,19 +35,6 @@ struct Part {
   const PlanKey* key = nullptr;
   std::vector<db::BestRow> rows;
 };
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw_input(path + ": cannot open for writing");
-}
 
 /// "sm_90a" and "sm_90" alike; AMD's "gfx942:sramecc+:xnack-" as gfx942.
 std::string base_arch(std::string a) {
@@ -90,7 +77,7 @@ std::string write_cert(const std::string& table_path, const exporters::Certifica
   const std::string path = exporters::certificate_path_for(table_path);
   nlohmann::json j = exporters::to_json(cert);
   j["notes"] = notes;
-  write_text(path, j.dump(1) + "\n");
+  write_text_file(path, j.dump(1) + "\n");
   const auto back = exporters::read_certificate(path);
   TUNETAB_ASSERT(back.rows.size() == cert.rows.size(), path + ": certificate does not read back");
   return path;
@@ -216,7 +203,7 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
       n = rows.size();
     }
     const auto cert = certify_parts(family_ops(family), parts[family], path, exporters::to_string(format), text.str(), dev);
-    write_text(path, text.str());
+    write_text_file(path, text.str());
     out.tables.push_back({format, path, write_cert(path, cert, notes), n});
   };
   export_gemm(gemm::kFamily, TableFormat::kAiterBf16Gemm, "bf16_tuned_gemm.csv");
@@ -254,7 +241,7 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
     fmoe_notes.push_back("us1 and us2 repeat the pipeline's time (align, quant, stage 1, stage 2 and reduce are timed as one "
                          "launch sequence); kernelName1 and kernelName2 name that one pipeline");
     const auto cert = certify_parts(ops, parts[moe::kFamily], path, "aiter-fmoe", text.str(), dev);
-    write_text(path, text.str());
+    write_text_file(path, text.str());
     out.tables.push_back({TableFormat::kAiterFmoe, path, write_cert(path, cert, fmoe_notes), choices.size()});
 
     // vLLM: one file per key, every M of the domain a key (vLLM takes the nearest key: with every M present
@@ -293,7 +280,7 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
       vnotes.push_back("every M of " + std::to_string(part.key->domain.first) + ".." + std::to_string(part.key->domain.last) +
                        " is a key; an M's config is that of the row (rows[].served, rule " + profile::to_string(part.key->rule) +
                        ") whose coverage validated it at that M; its time was measured at the row's M");
-      const auto cert = certify_parts(ops, {part}, vpath, "vllm-moe-json", read_text(vpath), dev);
+      const auto cert = certify_parts(ops, {part}, vpath, "vllm-moe-json", read_text_file(vpath), dev);
       out.tables.push_back({TableFormat::kVllmMoeJson, vpath, write_cert(vpath, cert, vnotes), rows.size()});
     }
   }

@@ -26,8 +26,6 @@ int cmd_db(const Args& args);
 int cmd_shapes(const Args& args);
 int cmd_gaps(const Args& args);
 
-/// Writes `text` to `path`; Input error naming the path when it cannot.
-void write_file(const std::string& path, const std::string& text);
 /// Input error for any option of `group` given on the command line (not at its default): `group` holds the options
 /// that only a --profile / --hf-config run reads, so they must not pass silently without one.
 void reject_unless_profile(const boost::program_options::variables_map& vm, const boost::program_options::options_description& group);

@@ -8,6 +8,7 @@
 #include "tuner/cli/commands.h"
 #include "tuner/error.h"
 #include "tuner/profile/matrix.h"
+#include "tuner/text_file.h"
 
 namespace po = boost::program_options;
 
@@ -69,7 +70,7 @@ int cmd_gaps(const Args& args) {
 
   if (vm.count("emit-untuned")) {
     const std::string path = vm["emit-untuned"].as<std::string>();
-    write_file(path, exporters::aiter_untuned_csv(format, report));
+    write_text_file(path, exporters::aiter_untuned_csv(format, report));
     std::fprintf(stderr, "wrote the buckets of %zu miss ranges to %s\n", report.count(exporters::GapKind::kMiss), path.c_str());
   }
   if (vm["json"].as<bool>())

@@ -2,12 +2,12 @@
 // rank hits, with the M buckets a consumer's lookup rule serves them from.
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "tuner/cli/commands.h"
 #include "tuner/error.h"
 #include "tuner/profile/matrix.h"
+#include "tuner/text_file.h"
 
 namespace po = boost::program_options;
 
@@ -24,11 +24,6 @@ profile::RuleKind rule_option(const po::variables_map& vm, const char* flag) {
 }
 
 }  // namespace
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out || !(out << text)) throw_input(path + ": cannot open for writing");
-}
 
 po::options_description deployment_options() {
   po::options_description d("deployment");
@@ -76,7 +71,7 @@ int cmd_shapes(const Args& args) {
     if (output.empty()) {
       std::cout << text;
     } else {
-      write_file(output, text);
+      write_text_file(output, text);
       std::fprintf(stderr, "wrote %zu fused-MoE and %zu GEMM keys to %s\n", matrix.fmoe.size(), matrix.gemm.size(), output.c_str());
     }
     return 0;
@@ -91,7 +86,7 @@ int cmd_shapes(const Args& args) {
   std::filesystem::create_directories(output, ec);
   if (ec) throw_input(output + ": cannot create the folder: " + ec.message());
   for (const auto& [name, text] : tables) {
-    write_file((std::filesystem::path(output) / name).string(), text);
+    write_text_file((std::filesystem::path(output) / name).string(), text);
     std::fprintf(stderr, "wrote %s\n", (std::filesystem::path(output) / name).string().c_str());
   }
   return 0;

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -25,6 +24,7 @@
 #include "tuner/safety/planted.h"
 #include "tuner/shapes.h"
 #include "tuner/table_export.h"
+#include "tuner/text_file.h"
 #include "tuner/tune_plan.h"
 
 namespace po = boost::program_options;
@@ -108,7 +108,7 @@ std::size_t export_certified(db::Store& store, const std::string& family, const 
   std::istringstream back(text.str());
   TUNETAB_ASSERT(exporters::read_aiter_bf16_gemm(back, "(exported table)").size() == rows.size(), "exported table does not read back");
   const auto cert = safety::certify(ops, best, opt.rule, opt.m_max, path, "aiter-bf16-gemm", text.str());
-  write_file(path, text.str());
+  write_text_file(path, text.str());
   const std::string cert_path = exporters::certificate_path_for(path);
   exporters::write_certificate(cert_path, cert);
   const auto reread = exporters::read_certificate(cert_path);
@@ -515,7 +515,7 @@ int cmd_export(const Args& args) {
   const auto reread = exporters::read_aiter_bf16_gemm(back, "(exported table)");
   TUNETAB_ASSERT(reread.size() == rows.size(), "exported table does not read back");
   if (vm.count("output")) {
-    write_file(vm["output"].as<std::string>(), text.str());
+    write_text_file(vm["output"].as<std::string>(), text.str());
     std::fprintf(stderr, "exported %zu unverified rows to %s (no certificate)\n", rows.size(), vm["output"].as<std::string>().c_str());
   } else {
     std::cout << text.str();

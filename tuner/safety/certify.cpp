@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -12,6 +11,7 @@
 #include "tuner/jit/compiler.h"
 #include "tuner/safety/coverage.h"
 #include "tuner/safety/executor.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::safety {
 
@@ -40,13 +40,6 @@ std::vector<std::vector<MRange>> served_by_row(const FamilyOps& ops, const std::
   return out;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
@@ -125,7 +118,7 @@ std::pair<std::string, std::string> family_and_config(const std::string& kernel_
 }
 
 int verify_table(const VerifyOptions& opt) {
-  const std::string text = read_text(opt.table);
+  const std::string text = read_text_file(opt.table);
   std::istringstream in(text);
   const auto table = exporters::read_aiter_bf16_gemm(in, opt.table);
   profile::RuleKind rule = opt.rule;
