@@ -181,27 +181,23 @@ ExportResult export_plan(db::Store& store, const TunePlan& plan, const profile::
     const auto best = concat(parts[family]);
     std::ostringstream text;
     std::size_t n = 0;
-    if (format == TableFormat::kAiterBf16Gemm) {
-      auto rows = exporters::aiter_bf16_gemm_rows(best);
+    // The rows stamped with the target's gfx and CU count, written, and read back.
+    const auto write_rows = [&](auto rows, auto write, auto read) {
       for (auto& r : rows) {
         r.gfx = env.gfx;
         r.cu_num = env.cu_num;
       }
-      exporters::write_aiter_bf16_gemm(text, rows);
+      write(text, rows);
       std::istringstream back(text.str());
-      TUNETAB_ASSERT(exporters::read_aiter_bf16_gemm(back, path).size() == rows.size(), path + ": does not read back");
+      TUNETAB_ASSERT(read(back, path).size() == rows.size(), path + ": does not read back");
       n = rows.size();
-    } else {
-      auto rows = exporters::aiter_a8w8_blockscale_rows(best);
-      for (auto& r : rows) {
-        r.gfx = env.gfx;
-        r.cu_num = env.cu_num;
-      }
-      exporters::write_aiter_a8w8_blockscale(text, rows);
-      std::istringstream back(text.str());
-      TUNETAB_ASSERT(exporters::read_aiter_a8w8_blockscale(back, path).size() == rows.size(), path + ": does not read back");
-      n = rows.size();
-    }
+    };
+    if (format == TableFormat::kAiterBf16Gemm)
+      write_rows(exporters::aiter_bf16_gemm_rows(best), exporters::write_aiter_bf16_gemm,
+                 [](std::istream& in, const std::string& p) { return exporters::read_aiter_bf16_gemm(in, p); });
+    else
+      write_rows(exporters::aiter_a8w8_blockscale_rows(best), exporters::write_aiter_a8w8_blockscale,
+                 [](std::istream& in, const std::string& p) { return exporters::read_aiter_a8w8_blockscale(in, p); });
     const auto cert = certify_parts(family_ops(family), parts[family], path, exporters::to_string(format), text.str(), dev);
     write_text_file(path, text.str());
     out.tables.push_back({format, path, write_cert(path, cert, notes), n});
