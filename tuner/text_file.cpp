@@ -20,24 +20,16 @@ std::string read_text_file(const std::string& path) {
 
 void write_text_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw_input(path + ": cannot open for writing");
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(tmp, ignored);
-      throw_input(path + ": write failed");
-    }
-  }
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) throw_input(path + ": cannot open for writing");
+  const bool written = static_cast<bool>(out << text << std::flush);
+  out.close();
   std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
+  if (written) std::filesystem::rename(tmp, path, ec);
+  if (!written || ec) {
     std::error_code ignored;
     std::filesystem::remove(tmp, ignored);
-    throw_input(path + ": write failed (" + ec.message() + ")");
+    throw_input(path + ": write failed" + (ec ? " (" + ec.message() + ")" : std::string()));
   }
 }
 
