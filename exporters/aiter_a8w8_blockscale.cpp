@@ -1,10 +1,11 @@
 #include "exporters/aiter_a8w8_blockscale.h"
 
-#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -42,8 +43,7 @@ std::vector<AiterA8w8BlockscaleRow> read_aiter_a8w8_blockscale(std::istream& in,
 }
 
 std::vector<AiterA8w8BlockscaleRow> read_aiter_a8w8_blockscale(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
+  std::istringstream in(read_text_file(path));
   return read_aiter_a8w8_blockscale(in, path);
 }
 

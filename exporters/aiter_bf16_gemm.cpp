@@ -1,11 +1,12 @@
 #include "exporters/aiter_bf16_gemm.h"
 
-#include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "exporters/csv.h"
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -49,8 +50,7 @@ std::vector<AiterBf16GemmRow> read_aiter_bf16_gemm(std::istream& in, const std::
 }
 
 std::vector<AiterBf16GemmRow> read_aiter_bf16_gemm(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
+  std::istringstream in(read_text_file(path));
   return read_aiter_bf16_gemm(in, path);
 }
 

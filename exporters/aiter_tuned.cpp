@@ -1,10 +1,11 @@
 #include "exporters/aiter_tuned.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::exporters {
 
@@ -58,14 +59,6 @@ double ratio(const csv::Table& t, std::size_t row, const std::string& col) {
 
 /// An empty field: a 1-stage row may leave its stage-2 fields so.
 bool blank(const csv::Table& t, std::size_t row, const std::string& col) { return csv::field(t, row, col).empty(); }
-
-/// Reads `path` with `read`, after opening it with a clear error.
-template <typename Read>
-auto read_path(const std::string& path, Read read) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
-  return read(in);
-}
 
 }  // namespace
 
@@ -126,7 +119,8 @@ std::vector<AiterFmoeRow> read_aiter_fmoe(std::istream& in, const std::string& s
 }
 
 std::vector<AiterFmoeRow> read_aiter_fmoe(const std::string& path) {
-  return read_path(path, [&](std::istream& in) { return read_aiter_fmoe(in, path); });
+  std::istringstream in(read_text_file(path));
+  return read_aiter_fmoe(in, path);
 }
 
 std::vector<AiterGemmRow> read_aiter_gemm(std::istream& in, const std::string& source, profile::Quant quant) {
@@ -157,7 +151,8 @@ std::vector<AiterGemmRow> read_aiter_gemm(std::istream& in, const std::string& s
 }
 
 std::vector<AiterGemmRow> read_aiter_gemm(const std::string& path, profile::Quant quant) {
-  return read_path(path, [&](std::istream& in) { return read_aiter_gemm(in, path, quant); });
+  std::istringstream in(read_text_file(path));
+  return read_aiter_gemm(in, path, quant);
 }
 
 }  // namespace tunetab::exporters

@@ -3,10 +3,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <sstream>
 
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 namespace tunetab::csv {
 
@@ -85,8 +85,7 @@ Table read(std::istream& in, const std::string& source, bool pad_short_rows) {
 }
 
 Table read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_input(path + ": cannot open for reading");
+  std::istringstream in(read_text_file(path));
   return read(in, path);
 }
 

@@ -1,22 +1,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "db/store.h"
 #include "exporters/aiter_bf16_gemm.h"
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 using namespace tunetab;
 namespace fs = std::filesystem;
-
-static std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 static std::vector<fs::path> real_tables() {
   std::vector<fs::path> out;
@@ -38,7 +31,7 @@ TEST(AiterBf16Gemm, RoundTripsEveryRealTableByteForByte) {
     const auto parsed = exporters::read_aiter_bf16_gemm(path.string());
     std::ostringstream out;
     exporters::write_aiter_bf16_gemm(out, parsed);
-    EXPECT_EQ(out.str(), slurp(path)) << path;
+    EXPECT_EQ(out.str(), read_text_file(path)) << path;
     rows += parsed.size();
   }
   EXPECT_GT(rows, 1000u);

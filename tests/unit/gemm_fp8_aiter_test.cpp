@@ -2,24 +2,17 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "db/store.h"
 #include "exporters/aiter_a8w8_blockscale.h"
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 
 using namespace tunetab;
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 /// The canonical table and every model_configs/ one with its columns (not the bpreshuffle variant, whose
 /// columns differ).
@@ -47,7 +40,7 @@ TEST(AiterA8w8Blockscale, RoundTripsEveryRealTableByteForByte) {
     const auto parsed = exporters::read_aiter_a8w8_blockscale(path.string());
     std::ostringstream out;
     exporters::write_aiter_a8w8_blockscale(out, parsed);
-    EXPECT_EQ(out.str(), slurp(path)) << path;
+    EXPECT_EQ(out.str(), read_text_file(path)) << path;
     rows += parsed.size();
   }
   EXPECT_GT(rows, 500u);

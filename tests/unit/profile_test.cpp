@@ -5,10 +5,10 @@
 #include <fstream>
 #include <functional>
 #include <set>
-#include <sstream>
 
 #include "exporters/csv.h"
 #include "tuner/error.h"
+#include "tuner/text_file.h"
 #include "tuner/profile/matrix.h"
 #include "tuner/shapes.h"
 #include "test_files.h"
@@ -96,13 +96,6 @@ std::string table(const Matrix& m, const std::string& name) {
   return "";
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 /// A config.json in the temp folder, removed with the object.
 struct TempConfig {
   std::filesystem::path path;
@@ -132,7 +125,7 @@ TEST_F(ProfileTables, DeepSeekV3Tp8FusedSharedExpertMatchesAiter) {
   EXPECT_TRUE(table_fmoe_keys(aiter("model_configs/a8w8_blockscale_tuned_fmoe_ds_v3.csv")).count(device_key(m, false)))
       << device_key(m, false);
   // AITER's own untuned file for this deployment, byte for byte: same key, same tokens.
-  EXPECT_EQ(table(m, "untuned_fmoe.csv"), slurp(aiter("model_configs/a8w8_blockscale_untuned_fmoe_ds_v3.csv")));
+  EXPECT_EQ(table(m, "untuned_fmoe.csv"), read_text_file(aiter("model_configs/a8w8_blockscale_untuned_fmoe_ds_v3.csv")));
 }
 
 TEST_F(ProfileTables, DeepSeekV3Ep8OnGfx942MatchesAiter) {
@@ -156,7 +149,7 @@ TEST_F(ProfileTables, Qwen3Tp4AndEp8MatchAiter) {
   // AITER's untuned file holds both deployments: EP8's rows, then TP4's.
   const std::string tp4_rows = table(tp4, "untuned_fmoe.csv");
   EXPECT_EQ(table(ep8, "untuned_fmoe.csv") + tp4_rows.substr(tp4_rows.find('\n') + 1),
-            slurp(aiter("model_configs/a8w8_blockscale_untuned_fmoe_qwen3_235b.csv")));
+            read_text_file(aiter("model_configs/a8w8_blockscale_untuned_fmoe_qwen3_235b.csv")));
 }
 
 TEST_F(ProfileTables, Glm5OnGfx942MatchesAiterUnderEp8AndTp8) {
@@ -239,11 +232,11 @@ TEST_F(ProfileTables, DenseGemmKeysMatchAiterTables) {
 TEST_F(ProfileTables, UntunedCsvsHaveAitersColumnsAndReadBack) {
   const Matrix m = derive("profiles/deepseek-v3-fp8-tp8.cfg");
   auto header = [](const std::string& text) { return text.substr(0, text.find('\n')); };
-  EXPECT_EQ(header(table(m, "untuned_fmoe.csv")), header(slurp(aiter("untuned_fmoe.csv"))));
-  EXPECT_EQ(header(table(m, "a8w8_blockscale_untuned_gemm.csv")), header(slurp(aiter("a8w8_blockscale_untuned_gemm.csv"))));
-  EXPECT_EQ(header(table(m, "bf16_untuned_gemm.csv")), header(slurp(aiter("bf16_untuned_gemm.csv"))));
+  EXPECT_EQ(header(table(m, "untuned_fmoe.csv")), header(read_text_file(aiter("untuned_fmoe.csv"))));
+  EXPECT_EQ(header(table(m, "a8w8_blockscale_untuned_gemm.csv")), header(read_text_file(aiter("a8w8_blockscale_untuned_gemm.csv"))));
+  EXPECT_EQ(header(table(m, "bf16_untuned_gemm.csv")), header(read_text_file(aiter("bf16_untuned_gemm.csv"))));
   EXPECT_EQ(header(table(derive("profiles/glm-4.5-fp8-per-token-tp8.cfg"), "a8w8_untuned_gemm.csv")),
-            header(slurp(aiter("a8w8_untuned_gemm.csv"))));
+            header(read_text_file(aiter("a8w8_untuned_gemm.csv"))));
   // The bf16 file feeds `tunetab tune --shapes-file`: one problem per bucket of each bf16 key.
   const auto path = std::filesystem::temp_directory_path() / "tunetab_profile_bf16_untuned.csv";
   std::ofstream(path) << table(m, "bf16_untuned_gemm.csv");
@@ -330,7 +323,7 @@ TEST(Profile, BadConfigNamesFileAndField) {
   const TempConfig malformed("tunetab_malformed.json", "{\"hidden_size\": 7168,\n \"architectures\": [\"X\"\n}");
   expect_input_error([&] { read_model(malformed.path.string()); }, "tunetab_malformed.json: malformed JSON");
 
-  auto qwen = nlohmann::json::parse(slurp(repo("profiles/models/qwen3-235b-a22b.json")));
+  auto qwen = nlohmann::json::parse(read_text_file(repo("profiles/models/qwen3-235b-a22b.json")));
   qwen.erase("num_experts_per_tok");
   expect_input_error([&] { parse_model(qwen, "q.json"); }, "q.json: field 'num_experts_per_tok' missing (Qwen3MoeForCausalLM needs it)");
   qwen["num_experts_per_tok"] = "eight";
