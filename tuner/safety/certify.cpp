@@ -40,7 +40,6 @@ std::vector<std::vector<MRange>> served_by_row(const FamilyOps& ops, const std::
   return out;
 }
 
-
 std::string base_name(const std::string& path) {
   const auto slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
